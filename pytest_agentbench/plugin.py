@@ -41,11 +41,13 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_agentbench.collect import SETTINGS_KEY
     from pytest_agentbench.grading_hook import DefaultGrader
     from pytest_agentbench.reporter import AgentbenchReporter, WorkerRelay
+    from pytest_agentbench.suites import BuiltinSuites
     from pytest_agentbench.tasks.sources import resolve_sources
 
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(BuiltinAgents(), "agentbench-builtin-agents")
     config.pluginmanager.register(DefaultGrader(), "agentbench-default-grader")
+    config.pluginmanager.register(BuiltinSuites(), "agentbench-builtin-suites")
     config.pluginmanager.register(fixtures, "agentbench-fixtures")
     _validate_agent_name(config, settings.agent)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
