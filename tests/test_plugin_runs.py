@@ -317,3 +317,37 @@ def test_without_agent_only_ordinary_tests_run(pytester) -> None:
     )
     pytester.makepyfile(test_plain="def test_ok(): pass\n")
     pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_ini_values_are_defaults_and_the_command_line_wins(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    pytester.makeini(
+        f"[pytest]\nagentbench_tasks = {tasks}\nagentbench_repeats = 3\n"
+        "agentbench_agent_opt =\n    pass_prob=1\n"
+    )
+    pytester.runpytest_subprocess("--agent=mock").assert_outcomes(passed=6)
+    pytester.runpytest_subprocess("--agent=mock", "--repeats=1").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess(
+        "--agent=mock", "--agent-opt=pass_prob=0", "--repeats=1"
+    ).assert_outcomes(failed=2)
+
+
+def test_explicit_paths_collect_only_the_tasks_beneath_them(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 3)
+    result = run(pytester, "--agent=oracle", str(tasks / "t01"), str(tasks / "t02"))
+    result.assert_outcomes(passed=2)
+
+
+def test_verifier_tasks_run_in_a_copy_and_oracle_overlays_the_solution(pytester) -> None:
+    root = pytester.path / "tasks"
+    write_task(
+        root,
+        "v",
+        {"n.txt": "1\n"},
+        verify="#!/bin/sh\ngrep -qx 2 n.txt\n",
+        solution={"n.txt": "2\n"},
+    )
+    run(pytester, "--agent=oracle", f"--tasks={root}").assert_outcomes(passed=1)
+    result = run(pytester, "--agent=nop", f"--tasks={root}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*verifier exit code: 1*"])
