@@ -52,7 +52,8 @@ class TrialCgroup:
     def remove(self) -> None:
         """rmdir each cgroup; the kernel refuses while a process is still inside, so retry."""
         for directory in self.dirs:
-            for _ in range(50):
+            pause = 0.0005
+            for _ in range(20):  # at most ~1 s in all
                 try:
                     directory.rmdir()
                     break
@@ -60,7 +61,8 @@ class TrialCgroup:
                     break
                 except OSError:
                     _kill_members(directory)
-                    time.sleep(0.02)
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.2)
 
 
 def _kill_members(directory: Path) -> None:
