@@ -32,7 +32,9 @@ TARGET_RATIO = 1.3
 
 def _task(files: int) -> Task:
     tree = {f"src/file{i}.txt": f"line {i}\n".encode() * 20 for i in range(files)}
-    return Task(id="noop", prompt="nothing", source="benchmark", make_input=lambda: MemoryTree(tree))
+    return Task(
+        id="noop", prompt="nothing", source="benchmark", make_input=lambda: MemoryTree(tree)
+    )
 
 
 def _median_s(action: Callable[[], None], trials: int) -> float:
@@ -65,7 +67,9 @@ def _bare_copy(task: Task, spawn: Callable[[Path], None]) -> Callable[[], None]:
 
 
 def _spawn_plain(root: Path) -> None:
-    subprocess.run(NOOP, cwd=root, env=ENV, stdin=subprocess.DEVNULL, capture_output=True, check=True)
+    subprocess.run(
+        NOOP, cwd=root, env=ENV, stdin=subprocess.DEVNULL, capture_output=True, check=True
+    )
 
 
 def _spawn_bwrap(root: Path) -> None:
@@ -124,8 +128,13 @@ def measure(trials: int = 10, image: str = "agentbench-test:1", files: int = 20)
             "ratio": round(sandbox_s / floor_s, 2),
             "within_target": sandbox_s / floor_s <= TARGET_RATIO,
         }
-    return {"trials": trials, "files": files, "target_ratio": TARGET_RATIO,
-            "sandboxes": figures, "skipped": skipped}
+    return {
+        "trials": trials,
+        "files": files,
+        "target_ratio": TARGET_RATIO,
+        "sandboxes": figures,
+        "skipped": skipped,
+    }
 
 
 def main() -> None:

@@ -9,11 +9,11 @@ the leaks, so what the docs say about tmp stays true. Each trial must still be g
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
-import textwrap
 import time
 from pathlib import Path
 
@@ -31,6 +31,7 @@ PIDS_LIMIT = 64
 FORK_ATTEMPTS = 150  # bounded: more than the limit, harmless where nothing limits it
 MEMORY_LIMIT = "256m"
 MEMORY_ATTEMPT_MB = 400
+PYTHONPATH = os.environ.get("PYTHONPATH")
 TEST_IMAGE = os.environ.get("AGENTBENCH_TEST_IMAGE", "agentbench-test:1")
 
 
@@ -42,7 +43,7 @@ def _docker_reason() -> str | None:
         client.ping()
         client.images.get(TEST_IMAGE)
     except Exception as exc:
-        return f"Docker engine or image {TEST_IMAGE} unavailable ({exc}); run .ci/install-sandboxes.sh"
+        return f"no Docker engine or no image {TEST_IMAGE} ({exc}); run .ci/install-sandboxes.sh"
     return None
 
 
@@ -53,9 +54,9 @@ def _skip_unless_available(kind: str) -> None:
         pytest.skip(why)
 
 
-ADVERSARY = r'''
+ADVERSARY = r"""
 import json, os, subprocess, sys, time
-paths = json.loads(os.environ.get("ADV_PATHS") or PATHS)
+paths = json.loads(ADVERSARY_PATHS)
 found = {}
 
 def read(path):
@@ -99,7 +100,7 @@ with open("findings.json", "w") as handle:
     json.dump(found, handle)
 with open("answer.txt", "w") as handle:
     handle.write("42\n")
-'''
+"""
 
 VERIFY = """#!/bin/sh
 cp findings.json {results}/findings-$$.json
@@ -176,7 +177,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
         "fork_attempts": FORK_ATTEMPTS,
         "memory_mb": MEMORY_ATTEMPT_MB,
     }
-    script = ADVERSARY.replace("PATHS", repr(json.dumps(paths)))
+    script = ADVERSARY.replace("ADVERSARY_PATHS", repr(json.dumps(paths)))
     command = f"python3 - <<'ADVERSARY_EOF'\n{script}\nADVERSARY_EOF"
     pytester.makeini("[pytest]\naddopts = -p no:randomly -p no:cacheprovider\n")
     containers_before = _our_containers()
@@ -256,7 +257,7 @@ def test_network_none_cuts_network_host_keeps_it(pytester: pytest.Pytester, kind
     (suite / "expected" / "ok").write_text("")
     (suite / "task.toml").write_text('prompt = "connect"\ntimeout = 30\n')
     probe = (
-        "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", "
+        'python3 -c \'import socket; socket.create_connection(("127.0.0.1", '
         f"{port}), timeout=3)' && touch ok"
     )
     outcomes = {}
@@ -304,10 +305,8 @@ def test_docker_reaps_containers_of_dead_owners_only() -> None:
         assert {made[n].id for n in ("alive", "elsewhere", "foreign")} <= remaining
     finally:
         for container in made.values():
-            try:
+            with contextlib.suppress(Exception):
                 container.remove(force=True)
-            except Exception:
-                pass
 
 
 def test_docker_engine_missing_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -332,11 +331,23 @@ def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -
     (suite / "expected").mkdir()
     (suite / "task.toml").write_text('prompt = "wait"\ntimeout = 120\n')
     before = _our_containers()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    checkout = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, PYTHONPATH]))}
     process = subprocess.Popen(
-        ["python", "-m", "pytest", "--agent=command", "--agent-cmd=sleep 100",
-         f"--tasks={suite.parent}", "--sandbox=docker", f"--docker-image={TEST_IMAGE}"],
-        cwd=pytester.path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            "python",
+            "-m",
+            "pytest",
+            "--agent=command",
+            "--agent-cmd=sleep 100",
+            f"--tasks={suite.parent}",
+            "--sandbox=docker",
+            f"--docker-image={TEST_IMAGE}",
+        ],
+        cwd=pytester.path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
     while not (_our_containers() - before) and time.monotonic() < deadline:
@@ -352,6 +363,8 @@ def test_docker_test_image_runs_sh_and_python() -> None:
     _skip_unless_available("docker")
     out = subprocess.run(
         ["docker", "run", "--rm", TEST_IMAGE, "/bin/sh", "-c", "python3 -c 'print(6*7)'"],
-        capture_output=True, timeout=60, check=True,
+        capture_output=True,
+        timeout=60,
+        check=True,
     )
     assert out.stdout.strip() == b"42"

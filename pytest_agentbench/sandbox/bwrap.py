@@ -107,7 +107,9 @@ def install_root(executable: Path, hidden: Sequence[Path]) -> Path:
     return root
 
 
-def agent_exposures(argv: Sequence[str], env: Mapping[str, str], hidden: Sequence[Path]) -> list[Path]:
+def agent_exposures(
+    argv: Sequence[str], env: Mapping[str, str], hidden: Sequence[Path]
+) -> list[Path]:
     """Read-only paths the command needs beyond the runtime: its program and interpreter."""
     found = shutil.which(argv[0], path=env.get("PATH")) if argv else None
     if found is None:

@@ -295,9 +295,7 @@ class DockerProvider(SandboxProvider):
         self.live[container.id] = container
         if not self.bind_mounts:
             try:
-                container.put_archive(
-                    "/", self.tar({INNER_WORKSPACE: workspace, INNER_HOME: home})
-                )
+                container.put_archive("/", self.tar({INNER_WORKSPACE: workspace, INNER_HOME: home}))
             except BaseException:
                 self.remove(container)
                 raise

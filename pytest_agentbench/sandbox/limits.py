@@ -23,6 +23,16 @@ def parse_memory(flag: str, raw: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2)]
 
 
+def parse_cpus(flag: str, raw: object) -> float:
+    try:
+        value = float(str(raw))
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise pytest.UsageError(f"{flag} {raw!r}: expected a number of CPUs > 0, such as 1 or 0.5")
+    return value
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
     """network: 'host' keeps the network (agents need it for inference), 'none' cuts it."""
