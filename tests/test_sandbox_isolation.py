@@ -368,3 +368,47 @@ def test_docker_test_image_runs_sh_and_python() -> None:
         check=True,
     )
     assert out.stdout.strip() == b"42"
+
+
+@pytest.mark.parametrize("bind_mounts", [True, False], ids=["bind", "copy"])
+def test_docker_rounds_share_the_container_and_reach_the_host_copy(bind_mounts: bool) -> None:
+    _skip_unless_available("docker")
+    from pytest_agentbench.sandbox.docker import DockerProvider
+    from pytest_agentbench.sandbox.limits import SandboxLimits
+    from pytest_agentbench.tasks.model import MemoryTree, Task
+
+    task = Task(id="t", prompt="p", source="s", make_input=lambda: MemoryTree({"a.txt": b"1\n"}))
+    provider = DockerProvider(SandboxLimits(), TEST_IMAGE, bind_mounts=bind_mounts)
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/home/agent"}
+    with provider.create(task, "t-r0") as sandbox:
+        (sandbox.home / "prompt.txt").write_text("round one\n")
+        first = sandbox.run(
+            ["/bin/sh", "-c", "cat $HOME/prompt.txt >> a.txt; echo kept > /tmp/state; id -u"],
+            env=env,
+            timeout=30,
+        )
+        assert first.exit_code == 0 and first.stdout.strip() != b"0"  # not root
+        assert (sandbox.workspace / "a.txt").read_text() == "1\nround one\n"
+        second = sandbox.run(
+            ["/bin/sh", "-c", "cat /tmp/state > usage.json; mv usage.json $HOME/"],
+            env=env,
+            timeout=30,
+        )
+        assert second.exit_code == 0, second.stderr
+        assert (sandbox.home / "usage.json").read_text() == "kept\n"
+        container = sandbox.container  # type: ignore[attr-defined]
+    assert container.id not in {c.id for c in provider.client.containers.list(all=True)}
+
+
+def test_install_root_never_exposes_a_hidden_directory(tmp_path: Path) -> None:
+    from pytest_agentbench.sandbox.bwrap import install_root
+
+    package = tmp_path / "opt" / "agents" / "node_modules" / "@x" / "cli" / "bin"
+    package.mkdir(parents=True)
+    (package / "cli.js").write_text("")
+    assert install_root(package / "cli.js", []) == tmp_path / "opt" / "agents"
+    home_bin = tmp_path / "home" / "bin"
+    home_bin.mkdir(parents=True)
+    (home_bin / "agent").write_text("")
+    assert install_root(home_bin / "agent", [tmp_path / "home"]) == home_bin
+    assert install_root(home_bin / "agent", []) == tmp_path / "home"

@@ -161,25 +161,22 @@ class DockerSandbox(Sandbox):
         exec_id = api.exec_create(
             self.container.id, list(argv), environment=dict(env), workdir=cwd, stdin=False
         )["Id"]
-        stream = api.exec_start(exec_id, stream=True, demux=True)
-        out, err = bytearray(), bytearray()
+        output: list[tuple[bytes | None, bytes | None]] = []
 
-        def drain() -> None:
-            with contextlib.suppress(Exception):  # the stream breaks when the container dies
-                for chunk_out, chunk_err in stream:
-                    for buffer, chunk in ((out, chunk_out), (err, chunk_err)):
-                        if chunk:
-                            buffer += chunk
-                            del buffer[: max(0, len(buffer) - OUTPUT_TAIL)]
+        def wait_for_exec() -> None:
+            # A whole, non-streamed answer: streamed exec sockets leak past close().
+            with contextlib.suppress(Exception):  # the request breaks when the container dies
+                output.append(api.exec_start(exec_id, demux=True))
 
-        reader = threading.Thread(target=drain, daemon=True)
+        reader = threading.Thread(target=wait_for_exec, daemon=True)
         reader.start()
         reader.join(timeout)
         timed_out = reader.is_alive()
         self._stop()
         reader.join(10)
+        out, err = output[0] if output else (None, None)
         exit_code = None if timed_out else api.exec_inspect(exec_id)["ExitCode"]
-        return exit_code, timed_out, bytes(out), bytes(err)
+        return exit_code, timed_out, (out or b"")[-OUTPUT_TAIL:], (err or b"")[-OUTPUT_TAIL:]
 
     def run(
         self,
