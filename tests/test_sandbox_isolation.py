@@ -39,9 +39,9 @@ def _docker_reason() -> str | None:
     try:
         import docker
 
-        client = docker.from_env()
-        client.ping()
-        client.images.get(TEST_IMAGE)
+        with contextlib.closing(docker.from_env()) as client:
+            client.ping()
+            client.images.get(TEST_IMAGE)
     except Exception as exc:
         return f"no Docker engine or no image {TEST_IMAGE} ({exc}); run .ci/install-sandboxes.sh"
     return None
@@ -129,8 +129,8 @@ def _our_containers() -> set[str]:
     try:
         import docker
 
-        client = docker.from_env()
-        listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
+        with contextlib.closing(docker.from_env()) as client:
+            listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
     except Exception:
         return set()
     return {container.id for container in listed}
@@ -285,6 +285,7 @@ def test_docker_reaps_containers_of_dead_owners_only() -> None:
     from pytest_agentbench.sandbox.limits import SandboxLimits
 
     client = _docker_client()
+    close_client = client.close
     dead = subprocess.Popen(["true"])
     dead.wait()
     dead_owner = owner_token(os.getpid()).replace(f":{os.getpid()}:", f":{dead.pid}:")
@@ -299,7 +300,8 @@ def test_docker_reaps_containers_of_dead_owners_only() -> None:
         for name, label in labels.items()
     }
     try:
-        DockerProvider(SandboxLimits(), TEST_IMAGE)
+        provider = DockerProvider(SandboxLimits(), TEST_IMAGE)
+        provider.client.close()
         remaining = {c.id for c in client.containers.list(all=True)}
         assert made["dead"].id not in remaining
         assert {made[n].id for n in ("alive", "elsewhere", "foreign")} <= remaining
@@ -307,6 +309,7 @@ def test_docker_reaps_containers_of_dead_owners_only() -> None:
         for container in made.values():
             with contextlib.suppress(Exception):
                 container.remove(force=True)
+        close_client()
 
 
 def test_docker_engine_missing_is_a_usage_error(pytester: pytest.Pytester) -> None:
