@@ -1,0 +1,1 @@
+"""Task suites generated from code and bundled with the package."""
