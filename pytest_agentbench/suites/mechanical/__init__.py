@@ -1,8 +1,8 @@
 """The bundled suite of mechanical editing tasks, generated deterministically from code.
 
-    from pytest_agentbench.suites import mechanical
-    for spec in mechanical.specs():      # ids and metadata only: fast
-        built = spec.build()             # prompt, input tree, expected tree
+from pytest_agentbench.suites import mechanical
+for spec in mechanical.specs():      # ids and metadata only: fast
+    built = spec.build()             # prompt, input tree, expected tree
 """
 
 from pytest_agentbench.suites.mechanical.registry import FAMILIES, marker_names, specs

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pytest_agentbench.suites.mechanical.prompt import compose
 from pytest_agentbench.suites.mechanical.rng import HashRandom
 from pytest_agentbench.suites.mechanical.unicode import NBSP, ZWSP, Twin
+from pytest_agentbench.tasks.hashing import fixture_hash
 
 SUITE_NAME = "mechanical"
 SUITE_VERSION = "1"
@@ -29,6 +30,9 @@ class Built:
     input_files: Mapping[str, bytes]
     expected_files: Mapping[str, bytes]
     keep: str
+
+    def fixture_hash(self) -> str:
+        return fixture_hash(self.prompt, self.input_files, self.expected_files, None)
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def _whitespace(ctx: Context) -> Edit:
     rng = ctx.rng
     old, new, values = _values(ctx)
     lines = ["def table():", "    rows = []"]
-    for i, value in enumerate(values):
+    for value in values:
         indent = rng.choice(("    ", "\t", "  \t", "\t    "))
         trailing = rng.choice(("", "", " ", "  ", "\t"))
         lines.append(f'{indent}rows.append("{value}"){trailing}')
@@ -108,7 +108,9 @@ def _create(ctx: Context) -> Edit:
 def _names(ctx: Context, count: int) -> tuple[str, list[str]]:
     """count distinct file stems; the first is the target and some others look like it."""
     rng, twin = ctx.rng, ctx.twin
-    stems = [f"{w}-{n}" for w, n in ((rng.choice(WORDS), rng.randint(10, 99)) for _ in range(count))]
+    stems = [
+        f"{w}-{n}" for w, n in ((rng.choice(WORDS), rng.randint(10, 99)) for _ in range(count))
+    ]
     target_base = stems[0]
     if twin.unicode:
         trap = rng.choice(_NAME_TRAPS)

@@ -60,13 +60,24 @@ LANGUAGES = {
             "src/catalog.ts",
             ("// @C@", "export const catalog: Record<string, string> = {"),
             lambda k, v, last: f'  {k}: "{v}",',
-            ("};", "", "export function lookup(key: string): string {", "  return catalog[key];", "}"),
+            (
+                "};",
+                "",
+                "export function lookup(key: string): string {",
+                "  return catalog[key];",
+                "}",
+            ),
         ),
         Language(
             "go",
             "catalog/catalog.go",
-            ("// Package catalog holds display names.", "package catalog", "", "// @C@",
-             "var Catalog = map[string]string{"),
+            (
+                "// Package catalog holds display names.",
+                "package catalog",
+                "",
+                "// @C@",
+                "var Catalog = map[string]string{",
+            ),
             lambda k, v, last: f'\t"{k}":\t"{v}",',
             ("}",),
         ),
@@ -80,17 +91,30 @@ LANGUAGES = {
         Language(
             "java",
             "src/main/java/app/Catalog.java",
-            ("package app;", "", "import java.util.Map;", "", "/** @C@ */",
-             "public final class Catalog {",
-             "    public static final Map<String, String> NAMES = Map.ofEntries("),
+            (
+                "package app;",
+                "",
+                "import java.util.Map;",
+                "",
+                "/** @C@ */",
+                "public final class Catalog {",
+                "    public static final Map<String, String> NAMES = Map.ofEntries(",
+            ),
             lambda k, v, last: f'        Map.entry("{k}", "{v}")' + ("" if last else ","),
             ("    );", "}"),
         ),
         Language(
             "csharp",
             "src/Catalog.cs",
-            ("namespace App;", "", "// @C@", "public static class Catalog", "{",
-             "    public static readonly Dictionary<string, string> Names = new()", "    {"),
+            (
+                "namespace App;",
+                "",
+                "// @C@",
+                "public static class Catalog",
+                "{",
+                "    public static readonly Dictionary<string, string> Names = new()",
+                "    {",
+            ),
             lambda k, v, last: f'        ["{k}"] = "{v}",',
             ("    };", "}"),
         ),
@@ -125,7 +149,7 @@ LANGUAGES = {
         _markdown("he", ("שלום", "ספר", "עיר", "שמש", "ירח", "ים", "אור", "הר")),
         _markdown("zh", ("苹果", "河流", "山峰", "月亮", "太阳", "城市", "书本", "光明")),
         _markdown("ja", ("さくら", "やま", "かわ", "つき", "ほし", "そら", "うみ", "はな")),
-        _markdown("ru", ("река", "гора", "город", "солнце", "луна", "море", "свет", "книга")),
+        _markdown("ru", ("река", "гора", "город", "солнце", "луна", "море", "свет", "книга")),  # noqa: RUF001
     )
 }
 
@@ -150,7 +174,9 @@ class Fixture:
         return [*head, *body, *tail]
 
     def text(self, values: list[str] | None = None) -> str:
-        fixture = self if values is None else Fixture(self.language, self.comment, self.keys, values)
+        fixture = (
+            self if values is None else Fixture(self.language, self.comment, self.keys, values)
+        )
         return join_lines(fixture.lines())
 
 

@@ -61,7 +61,9 @@ def _lookalike(ctx: Context) -> Edit:
     lines = []
     for _ in range(count - 2):
         a, b = rng.sample(WORDS, 2)
-        lines.append(f"set {a}-{b} {rng.choice(('size', 'depth', 'level'))} to {rng.randint(1, 999)}")
+        lines.append(
+            f"set {a}-{b} {rng.choice(('size', 'depth', 'level'))} to {rng.randint(1, 999)}"
+        )
     at = rng.below(count - 1)
     lines[at:at] = [target, lookalike] if rng.below(2) else [lookalike, target]
     if lines.count(target) != 1 or target == lookalike:

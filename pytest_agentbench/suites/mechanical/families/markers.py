@@ -169,7 +169,9 @@ def _insert(ctx: Context) -> Edit:
 
 def _insert_large(ctx: Context) -> Edit:
     items, (target,) = _document(ctx, ctx.size, 1)
-    payload = tuple(f"  entry_{i:03d} = {_body_line(ctx).strip()}" for i in range(LARGE_PAYLOAD_LINES))
+    payload = tuple(
+        f"  entry_{i:03d} = {_body_line(ctx).strip()}" for i in range(LARGE_PAYLOAD_LINES)
+    )
     grown = Section(target.name, (*target.body, *payload))
     return Edit(
         f"In the file {quote(MAIN)}, insert the following text ({LARGE_PAYLOAD_LINES} lines) "
@@ -179,13 +181,19 @@ def _insert_large(ctx: Context) -> Edit:
     )
 
 
-def _family(name: str, summary: str, make: Callable[[Context], Edit], large: bool = False) -> Family:
+def _family(
+    name: str, summary: str, make: Callable[[Context], Edit], large: bool = False
+) -> Family:
     scales = ("s10", "s100", "s1000", "s10000") if large else ("s10", "s100", "s1000")
     return Family(name, summary, scales, make)
 
 
 FAMILIES = (
-    _family("block-replace", "Replace the lines between two marker lines, keeping the markers.", _replace),
+    _family(
+        "block-replace",
+        "Replace the lines between two marker lines, keeping the markers.",
+        _replace,
+    ),
     _family("block-delete", "Delete a block together with its marker lines.", _delete, large=True),
     _family(
         "block-move",

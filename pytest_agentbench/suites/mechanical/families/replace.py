@@ -77,10 +77,12 @@ def _replace_files(ctx: Context) -> Edit:
         before[f"conf/service_{index:03d}.cfg"] = join_lines(lines)
     decoy = "conf/defaults.cfg.orig"
     before[decoy] = join_lines(_value_lines(ctx, 8, base, k, {2, 5}, "option."))
-    after = {path: text if path == decoy else text.replace(old, new) for path, text in before.items()}
+    after = {
+        path: text if path == decoy else text.replace(old, new) for path, text in before.items()
+    }
     count_or_fail("".join(before.values()), old, total + 2, ctx.spec.id)
     return Edit(
-        f"In every file whose name ends in \".cfg\" directly inside the directory "
+        f'In every file whose name ends in ".cfg" directly inside the directory '
         f"{quote('conf')} ({ctx.size} files), replace every occurrence of {quote(old)} "
         f"with {quote(new)} ({total} occurrences in all). Other files stay as they are.",
         before,

@@ -90,7 +90,7 @@ def _subset_edit(case: str, body: tuple[str, ...]) -> tuple[str, ...]:
 
 
 _SUBSET_STEP = {
-    "change": f'replace the line {quote(SETUP)} with {quote("  setup({ strict: true });")}',
+    "change": f"replace the line {quote(SETUP)} with {quote('  setup({ strict: true });')}",
     "delete": f"delete the line {quote(SETUP)}",
     "insert": f"insert the line {quote('  reset();')} right after the line {quote(SETUP)}",
 }

@@ -33,9 +33,9 @@ TRAPS = {
     ),
     "quotes": Trap(
         "src/strings.txt",
-        "say \"@W@\" isn't `ready`",
+        'say "@W@" isn\'t `ready`',
         "say '@V@' \"is\" `done`",
-        ("say '@W@' isn't `ready`", 'say "@W@" isn\'t "ready"', "say \\\"@W@\\\" isn't `ready`"),
+        ("say '@W@' isn't `ready`", 'say "@W@" isn\'t "ready"', 'say \\"@W@\\" isn\'t `ready`'),
     ),
     "backslash": Trap(
         "config/paths.txt",
