@@ -1,48 +1,48 @@
-"""Fixture hashes: a task's content (prompt, trees, verifier) pinned by SHA-256.
-
-The serialization is canonical: paths sorted, every field length-prefixed, so two
-different tasks cannot serialize to the same bytes.
-"""
+"""Content hashes that pin a task's fixture, so any change to a task is visible."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 
-_MAGIC = b"agentbench-fixture-1\x00"
 
-
-def _field(data: bytes) -> bytes:
-    return len(data).to_bytes(8, "big") + data
-
-
-def _tree(files: Mapping[str, bytes] | None) -> bytes:
-    if files is None:
-        return b"\x00"
-    parts = [b"\x01", len(files).to_bytes(8, "big")]
+def _feed_tree(digest: hashlib._Hash, label: bytes, files: Mapping[str, bytes]) -> None:
+    digest.update(label + b"\0" + str(len(files)).encode() + b"\0")
     for path in sorted(files):
-        parts += [_field(path.encode("utf-8")), _field(bytes(files[path]))]
-    return b"".join(parts)
+        data = files[path]
+        digest.update(path.encode("utf-8") + b"\0" + str(len(data)).encode() + b"\0")
+        digest.update(data)
 
 
 def fixture_hash(
     prompt: str,
     input_files: Mapping[str, bytes],
     expected: Mapping[str, bytes] | None,
-    verifier: bytes | None,
+    verifier: bytes | None = None,
 ) -> str:
-    """SHA-256 hex of prompt, input tree, expected tree (or None) and verifier (or None)."""
-    digest = hashlib.sha256(_MAGIC)
-    digest.update(_field(prompt.encode("utf-8")))
-    digest.update(_tree(input_files))
-    digest.update(_tree(expected))
-    digest.update(b"\x00" if verifier is None else b"\x01" + _field(verifier))
+    """SHA-256 over a length-prefixed canonical serialization of everything that defines a task.
+
+    Length prefixes make the encoding unambiguous: no two different fixtures share a stream.
+    """
+    digest = hashlib.sha256(b"agentbench-fixture-v1\0")
+    encoded_prompt = prompt.encode("utf-8")
+    digest.update(b"prompt\0" + str(len(encoded_prompt)).encode() + b"\0" + encoded_prompt)
+    _feed_tree(digest, b"input", input_files)
+    if expected is not None:
+        _feed_tree(digest, b"expected", expected)
+    if verifier is not None:
+        digest.update(b"verifier\0" + str(len(verifier)).encode() + b"\0" + verifier)
     return digest.hexdigest()
 
 
 def task_set_hash(fixture_hashes: Iterable[str]) -> str:
-    """SHA-256 hex over the sorted fixture hashes: the same set gives the same hash."""
-    digest = hashlib.sha256(b"agentbench-task-set-1\x00")
-    for value in sorted(fixture_hashes):
-        digest.update(value.encode("ascii") + b"\n")
-    return digest.hexdigest()
+    """Hash of a whole task selection, independent of the order tasks were discovered in."""
+    payload = json.dumps(sorted(fixture_hashes)).encode()
+    return hashlib.sha256(payload).hexdigest()
+
+
+def stable_int(*parts: object) -> int:
+    """A 64-bit integer derived from parts; identical in every process, platform and Python."""
+    text = "\x1f".join(str(part) for part in parts)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")

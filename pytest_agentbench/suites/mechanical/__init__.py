@@ -6,6 +6,16 @@ for spec in mechanical.specs():      # ids and metadata only: fast
 """
 
 from pytest_agentbench.suites.mechanical.registry import FAMILIES, marker_names, specs
+from pytest_agentbench.suites.mechanical.source import tasks
 from pytest_agentbench.suites.mechanical.spec import SUITE_NAME, SUITE_VERSION, Built, Spec
 
-__all__ = ["FAMILIES", "SUITE_NAME", "SUITE_VERSION", "Built", "Spec", "marker_names", "specs"]
+__all__ = [
+    "FAMILIES",
+    "SUITE_NAME",
+    "SUITE_VERSION",
+    "Built",
+    "Spec",
+    "marker_names",
+    "specs",
+    "tasks",
+]

@@ -1,13 +1,12 @@
 """python -m pytest_agentbench.suites.mechanical [--write-golden]
 
-Without options, prints every task (id, category, scale, variant, fixture hash) and
-the task-set hash. --write-golden rewrites golden.tsv after a deliberate change.
+Without options, compares the generated suite with golden.tsv and lists what differs.
+--write-golden rewrites golden.tsv after a deliberate change (bump SUITE_VERSION first).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from pytest_agentbench.suites.mechanical import golden
 
@@ -25,10 +24,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(written.hashes)} tasks to {golden.GOLDEN_PATH}")
         print(f"task-set {written.task_set}")
         return 0
-    from pytest_agentbench.suites.catalog import print_catalog
-
-    print_catalog(sys.stdout)
-    return 0
+    diff = golden.differences(golden.read(), golden.current())
+    for line in diff:
+        print(line)
+    print("golden.tsv is up to date" if not diff else f"{len(diff)} differences")
+    return 1 if diff else 0
 
 
 if __name__ == "__main__":

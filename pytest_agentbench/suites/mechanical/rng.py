@@ -2,33 +2,37 @@
 
 `random.Random` only promises a stable stream for some seed types and may change
 between releases; a suite whose fixture hashes are committed cannot depend on that.
-SHA-256 in counter mode over a string seed gives a stream defined by this file alone.
+SHAKE-256 in counter mode over a string seed gives a stream defined by this file alone.
 """
 
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
 
+_DRAWS_PER_BLOCK = 128
+_BLOCK = struct.Struct(f">{_DRAWS_PER_BLOCK}Q")
+
 
 class HashRandom:
-    """Deterministic draws from SHA-256(seed, counter)."""
+    """Deterministic 64-bit draws from SHAKE-256(seed, counter), 128 per block."""
 
     def __init__(self, seed: str) -> None:
         self._seed = seed.encode("utf-8")
         self._counter = 0
-        self._pool = b""
+        self._pool: list[int] = []
 
     def _bits64(self) -> int:
         if not self._pool:
             block = self._seed + b"\x00" + str(self._counter).encode("ascii")
-            self._pool = hashlib.sha256(block).digest()
+            digest = hashlib.shake_256(block).digest(_BLOCK.size)
+            self._pool = list(reversed(_BLOCK.unpack(digest)))
             self._counter += 1
-        chunk, self._pool = self._pool[:8], self._pool[8:]
-        return int.from_bytes(chunk, "big")
+        return self._pool.pop()
 
     def below(self, n: int) -> int:
         """An integer in [0, n); the modulo bias (n / 2**64) is irrelevant here."""

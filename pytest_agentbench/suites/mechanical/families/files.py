@@ -37,7 +37,7 @@ def _values(ctx: Context) -> tuple[str, str, list[str]]:
         if i == target
         else rng.choice(decoys)
         if rng.below(3) == 0
-        else twin.value(filler(rng, base), rng.below(97))
+        else twin.value(filler(rng, {base}), rng.below(97))
         for i in range(ctx.size)
     ]
     return old, new, values
@@ -93,8 +93,8 @@ def _create(ctx: Context) -> Edit:
     rng, twin = ctx.rng, ctx.twin
     sibling = "docs/guide/intro.md"
     path = f"docs/guide/{rng.choice(WORDS)}-{rng.randint(10, 99)}/notes.md"
-    lines = [f"# {twin.value(filler(rng, ''), rng.below(97))}", ""]
-    lines += [f"- {twin.value(filler(rng, ''), rng.below(97))}" for _ in range(ctx.size - 2)]
+    lines = [f"# {twin.value(filler(rng), rng.below(97))}", ""]
+    lines += [f"- {twin.value(filler(rng), rng.below(97))}" for _ in range(ctx.size - 2)]
     content = join_lines(lines)
     intro = "# Guide\n\nSee the notes in the folders beside this file.\n"
     return Edit(
@@ -132,7 +132,7 @@ def _folder_files(ctx: Context, folder: str, ext: str) -> tuple[str, dict[str, s
     target, stems = _names(ctx, ctx.size)
     prefix = f"{folder}/" if ctx.size > 1 else ""
     files = {
-        f"{prefix}{stem}{ext}": join_lines([f"# {stem}", ctx.twin.value(filler(ctx.rng, ""), i)])
+        f"{prefix}{stem}{ext}": join_lines([f"# {stem}", ctx.twin.value(filler(ctx.rng), i)])
         for i, stem in enumerate(stems)
     }
     return f"{prefix}{target}{ext}", files

@@ -192,7 +192,7 @@ def _fixture(ctx: Context, base: str, k: int, planted: set[int]) -> Fixture:
         elif rng.below(4) == 0:
             values.append(rng.choice(decoys))
         else:
-            values.append(twin.value(filler(rng, base, lang.words), rng.below(97)))
+            values.append(twin.value(filler(rng, {base}, lang.words), rng.below(97)))
     keys = [f"item_{i:03d}" for i in range(ENTRIES)]
     return Fixture(lang, twin.value(lang.comment, rng.below(97)), keys, values)
 
@@ -217,7 +217,7 @@ def _replace(ctx: Context, occurrences: int) -> Edit:
 
 def _insert(ctx: Context) -> Edit:
     rng, twin, lang = ctx.rng, ctx.twin, LANGUAGES[ctx.case]
-    base = filler(rng, "", lang.words)
+    base = filler(rng, (), lang.words)
     fixture = _fixture(ctx, base, 0, set())
     at = rng.below(ENTRIES - 1)
     anchor = fixture.lines()[len(lang.head) + at]

@@ -37,7 +37,7 @@ Item = str | Section
 
 def _body_line(ctx: Context) -> str:
     key = ctx.rng.choice(WORDS)
-    return f"  {key} = {ctx.twin.value(filler(ctx.rng, ''), ctx.rng.below(97))}"
+    return f"  {key} = {ctx.twin.value(filler(ctx.rng), ctx.rng.below(97))}"
 
 
 def _body(ctx: Context, count: int) -> tuple[str, ...]:
@@ -57,7 +57,7 @@ def _document(ctx: Context, size: int, named: int) -> tuple[list[Item], list[Sec
         spellings = [d for d in twin.decoys(base, k) if d not in names]
         sections.append(Section(rng.choice(spellings), section.body))
     while len(sections) < size // 10:
-        sections.append(Section(twin.value(filler(rng, ""), rng.below(97)), _body(ctx, 3)))
+        sections.append(Section(twin.value(filler(rng, bases), rng.below(97)), _body(ctx, 3)))
     order = rng.sample(sections, len(sections))
     used = sum(len(s.lines()) for s in sections)
     gap = max(1, (size - used) // (len(order) + 1))

@@ -25,7 +25,7 @@ def _value_lines(ctx: Context, count: int, base: str, k: int, planted: set[int],
         elif rng.below(3) == 0:
             value = rng.choice(decoys)
         else:
-            value = twin.value(filler(rng, base), rng.below(97))
+            value = twin.value(filler(rng, {base}), rng.below(97))
         lines.append(f"{prefix}{i:05d} = {value}")
     return lines
 

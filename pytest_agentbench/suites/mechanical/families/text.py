@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from pytest_agentbench.suites.mechanical.rng import HashRandom
 
@@ -53,9 +53,9 @@ def count_or_fail(text: str, needle: str, expected: int, where: str) -> None:
         raise AssertionError(f"{where}: {needle!r} occurs {found} times, planned {expected}")
 
 
-def filler(rng: HashRandom, avoid: str, words: Sequence[str] = WORDS) -> str:
-    """A random phrase that is not avoid (so a planned value stays unique)."""
+def filler(rng: HashRandom, avoid: Collection[str] = (), words: Sequence[str] = WORDS) -> str:
+    """A random phrase not in avoid (so a planned value stays unique)."""
     while True:
         candidate = phrase(rng, words)
-        if candidate != avoid:
+        if candidate not in avoid:
             return candidate

@@ -50,7 +50,7 @@ def _blocks(ctx: Context, listed: int) -> tuple[list[Block], list[int]]:
         for decoy in rng.sample(spellings, min(2, len(spellings))):
             blocks[free.pop(rng.below(len(free)))] = Block(decoy, body)
     for slot in free:
-        title = twin.value(filler(rng, ""), rng.below(97))
+        title = twin.value(filler(rng, bases), rng.below(97))
         blocks[slot] = Block(title, _body(rng.randint(2, 500)))
     complete = [b for b in blocks if b is not None]
     counts = Counter(b.title for b in complete)

@@ -83,7 +83,7 @@ def _literal_trap(ctx: Context) -> Edit:
         elif rng.below(2) == 0:
             value = rng.choice(decoys)
         else:
-            value = _fill(trap.old, twin.value(filler(rng, base), rng.below(97)))
+            value = _fill(trap.old, twin.value(filler(rng, {base}), rng.below(97)))
         lines.append(f"line {i:05d}: {value}")
     before = join_lines(lines, final=case != "no-eol")
     count_or_fail(before, old, 1, ctx.spec.id)
