@@ -207,8 +207,13 @@ class Task:
 
     @cached_property
     def fixture_hash(self) -> str:
+        """The recorded hash when the source supplies one, else the content hash."""
         if self.known_fixture_hash is not None:
             return self.known_fixture_hash
+        return self.content_hash()
+
+    def content_hash(self) -> str:
+        """The fixture hash computed from the task's content (builds its trees)."""
         expected = self.expected_tree
         return fixture_hash(
             self.prompt,
