@@ -39,7 +39,7 @@ def test_hash_random_stream_is_pinned():
     assert [rng.below(1000) for _ in range(6)] == PINNED_DRAWS
 
 
-PINNED_DRAWS = [327, 12, 967, 696, 710, 515]
+PINNED_DRAWS = [99, 884, 221, 402, 561, 675]
 
 
 @given(st.text(min_size=1), st.integers(min_value=1, max_value=10**9))
