@@ -139,3 +139,10 @@ def test_marker_names_cover_every_tag():
     names = set(mechanical.marker_names())
     assert {"unicode", "plain", "replace_all", "scale_1000", "files_100", "lang_go"} <= names
     assert all(set(s.tags) <= names for s in SPECS)
+
+
+def test_docs_are_rendered_from_the_code():
+    from pytest_agentbench.suites.mechanical import docs
+
+    written = (ROOT / "docs" / "suite.md").read_text(encoding="utf-8")
+    assert written == docs.render(), f"docs/suite.md is stale; run {docs.DOCS_COMMAND}"

@@ -7,6 +7,7 @@ from pytest_agentbench.suites.mechanical.families.text import (
     distinct_phrases,
     filler,
     join_lines,
+    plural,
 )
 from pytest_agentbench.suites.mechanical.prompt import quote
 from pytest_agentbench.suites.mechanical.spec import Context, Edit, Family
@@ -83,8 +84,9 @@ def _replace_files(ctx: Context) -> Edit:
     count_or_fail("".join(before.values()), old, total + 2, ctx.spec.id)
     return Edit(
         f'In every file whose name ends in ".cfg" directly inside the directory '
-        f"{quote('conf')} ({ctx.size} files), replace every occurrence of {quote(old)} "
-        f"with {quote(new)} ({total} occurrences in all). Other files stay as they are.",
+        f"{quote('conf')} ({plural(ctx.size, 'file')}), replace every occurrence of "
+        f"{quote(old)} with {quote(new)} ({plural(total, 'occurrence')} in all). Other files "
+        "stay as they are.",
         before,
         after,
     )

@@ -59,3 +59,7 @@ def filler(rng: HashRandom, avoid: Collection[str] = (), words: Sequence[str] = 
         candidate = phrase(rng, words)
         if candidate not in avoid:
             return candidate
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
