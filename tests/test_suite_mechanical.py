@@ -135,12 +135,6 @@ def _check_variant(spec, built):
         assert raw.replace(b"\xef\xbb\xbf", b"").isascii(), "a plain task is ASCII"
 
 
-def test_marker_names_cover_every_tag():
-    names = set(mechanical.marker_names())
-    assert {"unicode", "plain", "replace_all", "scale_1000", "files_100", "lang_go"} <= names
-    assert all(set(s.tags) <= names for s in SPECS)
-
-
 def test_docs_are_rendered_from_the_code():
     from pytest_agentbench.suites.mechanical import docs
 

@@ -5,7 +5,7 @@ for spec in mechanical.specs():      # ids and metadata only: fast
     built = spec.build()             # prompt, input tree, expected tree
 """
 
-from pytest_agentbench.suites.mechanical.registry import FAMILIES, marker_names, specs
+from pytest_agentbench.suites.mechanical.registry import FAMILIES, specs
 from pytest_agentbench.suites.mechanical.source import tasks
 from pytest_agentbench.suites.mechanical.spec import SUITE_NAME, SUITE_VERSION, Built, Spec
 
@@ -15,7 +15,6 @@ __all__ = [
     "SUITE_VERSION",
     "Built",
     "Spec",
-    "marker_names",
     "specs",
     "tasks",
 ]

@@ -39,8 +39,3 @@ def _all_specs() -> tuple[Spec, ...]:
 def specs() -> list[Spec]:
     """Every task of the suite, sorted by id; no tree is built here."""
     return list(_all_specs())
-
-
-def marker_names() -> list[str]:
-    """Every tag a task of the suite carries, for registering pytest markers."""
-    return sorted({tag for spec in _all_specs() for tag in spec.tags})
