@@ -10,6 +10,7 @@ from pytest_agentbench.suites.mechanical.families.text import (
     join_lines,
 )
 from pytest_agentbench.suites.mechanical.prompt import quote
+from pytest_agentbench.suites.mechanical.rng import HashRandom
 from pytest_agentbench.suites.mechanical.spec import Context, Edit, Family
 from pytest_agentbench.suites.mechanical.unicode import TRAPS
 
@@ -105,26 +106,28 @@ def _create(ctx: Context) -> Edit:
     )
 
 
+def _stem(rng: HashRandom) -> str:
+    return f"{rng.choice(WORDS)}-{rng.randint(10, 99)}"
+
+
 def _names(ctx: Context, count: int) -> tuple[str, list[str]]:
-    """count distinct file stems; the first is the target and some others look like it."""
-    rng, twin = ctx.rng, ctx.twin
-    stems = [
-        f"{w}-{n}" for w, n in ((rng.choice(WORDS), rng.randint(10, 99)) for _ in range(count))
-    ]
-    target_base = stems[0]
-    if twin.unicode:
+    """count distinct file stems: the target first, then its look-alikes, then others."""
+    rng = ctx.rng
+    base = _stem(rng)
+    if ctx.twin.unicode:
         trap = rng.choice(_NAME_TRAPS)
-        target = TRAPS[trap](target_base)
-        lookalikes = [target_base] + [TRAPS[t](target_base) for t in _NAME_TRAPS if t != trap]
+        target = TRAPS[trap](base)
+        lookalikes = [base] + [TRAPS[t](base) for t in _NAME_TRAPS if t != trap]
     else:
-        target = target_base
-        word, number = target_base.rsplit("-", 1)
+        target = base
+        word, number = base.rsplit("-", 1)
         lookalikes = [f"{word}-{int(number) + 1}", f"{word}_{number}", f"{word}-{number}-old"]
-    names = [target, *lookalikes, *stems[1:]]
-    unique = list(dict.fromkeys(names))[:count]
-    if len(unique) < count or unique[0] != target:
-        unique = [target, *(f"{target_base}-{i}" for i in range(1, count))]
-    return target, unique
+    names = [target, *lookalikes][:count]
+    while len(names) < count:
+        stem = _stem(rng)
+        if stem not in names:
+            names.append(stem)
+    return target, names
 
 
 def _folder_files(ctx: Context, folder: str, ext: str) -> tuple[str, dict[str, str]]:
