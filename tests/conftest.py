@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
+import docker  # noqa: F401  (imported before pytester's in-process runs snapshot sys.modules,
+import pytest  # so that a run which imports it later cannot leave half-reloaded modules)
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:

@@ -125,7 +125,8 @@ def _running_sleepers(tag: str) -> list[int]:
     return found
 
 
-def _our_containers() -> set[str]:
+def _our_containers(trial_prefix: str = "") -> set[str]:
+    """Containers this project created (optionally only those of trials named trial_prefix*)."""
     try:
         import docker
 
@@ -133,12 +134,16 @@ def _our_containers() -> set[str]:
             listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
     except Exception:
         return set()
-    return {container.id for container in listed}
+    return {
+        container.id
+        for container in listed
+        if container.labels.get("io.agentbench.trial", "").startswith(trial_prefix)
+    }
 
 
-def _make_suite(root: Path, results: Path) -> Path:
+def _make_suite(root: Path, results: Path, adversary_name: str) -> Path:
     suite = root / "suite"
-    adversary = suite / "adversary"
+    adversary = suite / adversary_name
     (adversary / "workspace").mkdir(parents=True)
     (adversary / "workspace" / "README").write_text("answer 42 in answer.txt\n")
     (adversary / "task.toml").write_text('prompt = "write 42 into answer.txt"\ntimeout = 60\n')
@@ -161,7 +166,8 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
     root = pytester.path
     results = root / "results"
     results.mkdir()
-    suite = _make_suite(root, results)
+    adversary_name = f"adversary-{kind}-{'xdist' if dist else 'serial'}"
+    suite = _make_suite(root, results, adversary_name)
     home = root / "fakehome"
     home.mkdir()
     (home / "secret.txt").write_text(HOME_SECRET)
@@ -169,7 +175,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
     tag = _sleeper_tag()
     paths = {
         "expected": str(suite / "sibling" / "expected" / "a.txt"),
-        "verifier": str(suite / "adversary" / "verify"),
+        "verifier": str(suite / adversary_name / "verify"),
         "home_secret": str(home / "secret.txt"),
         "secret_env": SECRET_ENV,
         "outside": str(outside),
@@ -180,7 +186,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
     script = ADVERSARY.replace("ADVERSARY_PATHS", repr(json.dumps(paths)))
     command = f"python3 - <<'ADVERSARY_EOF'\n{script}\nADVERSARY_EOF"
     pytester.makeini("[pytest]\naddopts = -p no:randomly -p no:cacheprovider\n")
-    containers_before = _our_containers()
+    containers_before = _our_containers(adversary_name)
     env_backup = {k: os.environ.get(k) for k in ("HOME", SECRET_ENV)}
     os.environ.update(HOME=str(home), **{SECRET_ENV: SECRET_VALUE})
     try:
@@ -189,7 +195,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
             f"--agent-cmd={command}",
             f"--tasks={suite}",
             "-k",
-            "adversary",
+            adversary_name,
             "--repeats=2",
             f"--sandbox={kind}",
             f"--docker-image={TEST_IMAGE}",
@@ -232,7 +238,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
         assert found["memory_exit"] != 0
     assert not escaped
     assert survivors == []
-    assert _our_containers() <= containers_before
+    assert _our_containers(adversary_name) <= containers_before
 
 
 def _docker_client():  # type: ignore[no-untyped-def]
@@ -329,11 +335,11 @@ def test_docker_engine_missing_is_a_usage_error(pytester: pytest.Pytester) -> No
 
 def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -> None:
     _skip_unless_available("docker")
-    suite = pytester.path / "suite" / "slow"
+    suite = pytester.path / "suite" / "slow-interrupted"
     (suite / "workspace").mkdir(parents=True)
     (suite / "expected").mkdir()
     (suite / "task.toml").write_text('prompt = "wait"\ntimeout = 120\n')
-    before = _our_containers()
+    before = _our_containers("slow-interrupted")
     checkout = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, PYTHONPATH]))}
     process = subprocess.Popen(
@@ -353,12 +359,12 @@ def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while not (_our_containers() - before) and time.monotonic() < deadline:
+    while not (_our_containers("slow-interrupted") - before) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _our_containers() - before, "the trial never started a container"
+    assert _our_containers("slow-interrupted") - before, "the trial never started a container"
     process.send_signal(2)  # Ctrl-C
     process.wait(timeout=60)
-    assert _our_containers() <= before
+    assert _our_containers("slow-interrupted") <= before
 
 
 @pytest.mark.skipif(shutil.which("docker") is None, reason="docker CLI not installed")
