@@ -8,8 +8,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import docker  # noqa: F401  (imported before pytester's in-process runs snapshot sys.modules,
-import pytest  # so that a run which imports it later cannot leave half-reloaded modules)
+# docker is imported here, before pytester's in-process runs snapshot sys.modules, so a run
+# that imports it later cannot leave requests half-reloaded ("You can only merge into CookieJar").
+import docker  # noqa: F401
+import pytest
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
