@@ -91,6 +91,33 @@ def add_options(parser: pytest.Parser) -> None:
     _add(parser, group, "--agentbench-json", "json_path", "write the JSON report to this path")
     _add(parser, group, "--agentbench-seed", "seed", "run seed for seeded agents and bootstrap")
     _add(parser, group, "--sandbox", "sandbox", f"where agents run: {'|'.join(SANDBOX_CHOICES)}")
+    _add_run_options(parser, group)
+
+
+def _add_run_options(parser: pytest.Parser, group: Any) -> None:
+    _add(
+        parser,
+        group,
+        "--agentbench-dir",
+        "run_dir",
+        "run directory: observations.jsonl, run.json, trials/ (default .agentbench/runs/<run-id>)",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-resume",
+        "resume_dir",
+        "resume this run directory: scored trials with the same identity are not run again",
+        ini=False,
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-shard",
+        "shard",
+        "run only shard I of N (whole tasks, balanced by task count), e.g. 2/3",
+        ini=False,
+    )
 
 
 def _value(config: pytest.Config, dest: str, default: Any) -> Any:
