@@ -213,7 +213,7 @@ def quarantine_reason(observations: list[dict[str, Any]]) -> str | None:
 
 def _combined(reports: list[dict[str, Any]], suite: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Per task the mean over configurations (equal weight), then the mean over tasks."""
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     conflicts = []
     indexed = [{t["id"]: t for t in report["tasks"]} for report in reports]
     for task_id in sorted(suite):
@@ -238,7 +238,7 @@ def _combined(reports: list[dict[str, Any]], suite: dict[str, dict[str, Any]]) -
             )
 
     def mean(key: str) -> float | None:
-        return sum(t[key] for t in tasks) / len(tasks) if tasks else None
+        return sum(float(t[key]) for t in tasks) / len(tasks) if tasks else None
 
     first, final = mean("first_exact"), mean("final_exact")
     return {
