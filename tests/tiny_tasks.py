@@ -19,8 +19,8 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def _slow_trial():
-    yield
     time.sleep(float(os.environ.get("AGENTBENCH_TEST_DELAY", "0")))
+    yield
 """
 
 
