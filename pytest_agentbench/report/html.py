@@ -100,7 +100,8 @@ def _leaderboard(reports: list[dict[str, Any]]) -> str:
         for c in LEADERBOARD_COLUMNS
     )
     rows = []
-    for report in reports:
+    by_rank = sorted(reports, key=lambda r: (r["run"].get("rank", 1) is None, r["run"].get("rank")))
+    for report in by_rank:
         run, s = report["run"], report["summary"]
         quarantined = run.get("quarantined")
         rank = run.get("rank", 1)
@@ -243,7 +244,7 @@ def _family_plot(
     bar, gap, height, left = 14, 18, 160, 40
     group = bar * len(reports) + gap
     width = left + group * max(len(families), 1) + 20
-    parts = [f'<svg id="family-plot" width="{width}" height="{height + 50}" role="img">']
+    parts = [f'<svg id="family-plot" width="{width + 260}" height="{height + 50}" role="img">']
     for tick in (0, 0.5, 1):
         y = 10 + height * (1 - tick)
         parts.append(f'<line x1="{left}" x2="{width}" y1="{y}" y2="{y}" stroke="#e3e3e3"/>')
@@ -263,6 +264,10 @@ def _family_plot(
                 f'fill="{color}"><title>{escape(family)}: {_pct(value)}</title></rect>'
             )
         parts.append(f'<text x="{x0}" y="{height + 28}">{escape(family[:14])}</text>')
+    for ci, report in enumerate(reports):
+        name = escape(report["run"].get("name") or report["run"]["agent"])
+        color = PALETTE[ci % len(PALETTE)]
+        parts.append(f'<text x="{width + 10}" y="{20 + 16 * ci}" fill="{color}">■ {name}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
