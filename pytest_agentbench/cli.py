@@ -16,6 +16,7 @@ COMMANDS = {
     "report": "pytest_agentbench.commands.report",
     "merge": "pytest_agentbench.commands.merge",
     "compare": "pytest_agentbench.commands.compare",
+    "validate": "pytest_agentbench.commands.validate",
 }
 
 

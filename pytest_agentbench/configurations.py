@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.report.document import build_report
+from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.store import cell_key, latest_cells, read_run_directory
 
@@ -34,6 +35,8 @@ def settings_from_json(data: dict[str, Any]) -> Settings:
     values["tasks"] = tuple(values.get("tasks") or ())
     values["agent_opts"] = dict(values.get("agent_opts") or {})
     values["json_path"] = Path(values["json_path"]) if values.get("json_path") else None
+    if isinstance(values.get("sandbox_limits"), dict):
+        values["sandbox_limits"] = SandboxLimits(**values["sandbox_limits"])
     return Settings(**values)
 
 

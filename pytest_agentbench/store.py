@@ -43,11 +43,12 @@ def configuration_identity(
 ) -> dict[str, Any]:
     """What decides whether two runs measure the same thing (per-task hashes are kept apart).
 
-    Labels, run ids, timestamps, shard, seed and concurrency are deliberately absent.
+    Labels, run ids, timestamps, shard, seed and concurrency are deliberately absent; of the
+    sandbox only its kind and image count (engine versions and uids vary between machines).
     """
     identity = settings.identity()
     identity["cli_version"] = agent_info.get("cli_version")
-    identity["sandbox"] = {k: sandbox[k] for k in sorted(sandbox)}
+    identity["sandbox"] = {"kind": sandbox.get("kind"), "image": sandbox.get("image")}
     result: dict[str, Any] = json.loads(json.dumps(identity))
     return result
 

@@ -13,7 +13,7 @@ from tiny_tasks import make_tasks
 
 from pytest_agentbench.cli import main
 
-BASE = ["-p", "no:randomly", "--agent=mock", "--tasks=tiny-tasks", "--repeats=3"]
+BASE = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", "--tasks=tiny-tasks", "--repeats=3"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 CAPTURE = """<script>

@@ -18,7 +18,7 @@ from pytest_agentbench.artifacts import scrub
 from pytest_agentbench.store import read_observations
 
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-BASE = ["-p", "no:randomly", "--agent=mock", "--tasks=tiny-tasks", "--repeats=2"]
+BASE = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", "--tasks=tiny-tasks", "--repeats=2"]
 
 
 @pytest.fixture
@@ -78,7 +78,10 @@ def test_run_directory_holds_every_trial(
         (f"t{i:02d}", r) for i in range(12) for r in range(2)
     ]
     run = json.loads((pytester.path / "run" / "run.json").read_text())
-    assert run["identity"]["agent"] == "mock" and run["identity"]["sandbox"] == {"kind": "tmp"}
+    assert run["identity"]["agent"] == "mock" and run["identity"]["sandbox"] == {
+        "kind": "tmp",
+        "image": None,
+    }
     assert set(run["tasks"]) == {f"t{i:02d}" for i in range(12)}
     assert run["finished_at"]
     passed = next(o for o in observations if o["final_exact"])

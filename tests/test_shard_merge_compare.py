@@ -12,7 +12,7 @@ from pytest_agentbench.cli import main
 from pytest_agentbench.configurations import build_document, load_source, merge
 from pytest_agentbench.shard import parse_shard, shard_tasks
 
-BASE = ["-p", "no:randomly", "--agent=mock", "--tasks=tiny-tasks", "--repeats=3"]
+BASE = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", "--tasks=tiny-tasks", "--repeats=3"]
 GATES = """
 [[gate]]
 name = "first exact holds"

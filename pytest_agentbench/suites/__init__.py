@@ -12,7 +12,7 @@ import pytest
 from pytest_agentbench import hookimpl
 from pytest_agentbench.tasks.model import Task
 
-BUILTIN_SUITES: dict[str, str] = {}
+BUILTIN_SUITES: dict[str, str] = {"mechanical": "pytest_agentbench.suites.mechanical"}
 
 
 def builtin_suite_tasks(name: str) -> list[Task] | None:

@@ -146,14 +146,38 @@ def _walk(root: Path, prefix: str) -> Iterator[tuple[str, str, bool]]:
             yield rel, "special file", False
 
 
+class LazyText:
+    """A dataclass field holding a str, or a zero-argument callable that makes it on first read.
+
+    Generated suites pass a callable so collecting hundreds of tasks builds no prompt;
+    readers always get a str from ``task.prompt``.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}_value"
+
+    def __get__(self, obj: object, objtype: type | None = None) -> str:
+        if obj is None:
+            raise AttributeError("no default")  # tells dataclasses the field is required
+        value = obj.__dict__[self._slot]
+        if callable(value):
+            value = value()
+            obj.__dict__[self._slot] = value
+        return str(value)
+
+    def __set__(self, obj: object, value: str | Callable[[], str]) -> None:
+        obj.__dict__[self._slot] = value
+
+
 @dataclass(frozen=True)
 class Task:
-    """One benchmark task. Trees are built lazily so large generated suites stay cheap."""
+    """One benchmark task. Trees (and a generated prompt) are built lazily so large
+    generated suites stay cheap to collect."""
 
     id: str
-    prompt: str
     source: str
     make_input: Callable[[], Tree]
+    prompt: LazyText = LazyText()  # required: a str or a callable making it
     make_expected: Callable[[], Tree] | None = None
     verifier: Path | None = None
     make_solution: Callable[[], Tree] | None = None
@@ -183,8 +207,13 @@ class Task:
 
     @cached_property
     def fixture_hash(self) -> str:
+        """The recorded hash when the source supplies one, else the content hash."""
         if self.known_fixture_hash is not None:
             return self.known_fixture_hash
+        return self.content_hash()
+
+    def content_hash(self) -> str:
+        """The fixture hash computed from the task's content (builds its trees)."""
         expected = self.expected_tree
         return fixture_hash(
             self.prompt,

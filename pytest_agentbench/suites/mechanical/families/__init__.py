@@ -1,0 +1,1 @@
+"""The families of mechanical edits, one module per kind of edit."""
