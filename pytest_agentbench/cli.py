@@ -14,6 +14,8 @@ from collections.abc import Sequence
 COMMANDS = {
     "list": "pytest_agentbench.commands.list_tasks",
     "report": "pytest_agentbench.commands.report",
+    "merge": "pytest_agentbench.commands.merge",
+    "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",
 }
 

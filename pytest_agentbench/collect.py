@@ -43,6 +43,19 @@ class TaskItem(pytest.Function):
         self.task_id = task_id
         self.repeat = repeat
         self.task_error = error
+        self.reused: dict[str, Any] | None = None  # the recorded Observation, when resumed
+
+    def setup(self) -> None:
+        if self.reused is None:  # a reused trial needs no sandbox, no agent
+            super().setup()
+
+    def runtest(self) -> None:
+        if self.reused is None:
+            super().runtest()
+            return
+        from pytest_agentbench.resume import replay_observation
+
+        replay_observation(self, self.reused)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.task_id} {self.name}"

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_agentbench.agents.base import Agent
+from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
+from pytest_agentbench.artifacts import trial_artifacts
 from pytest_agentbench.collect import SETTINGS_KEY, ProviderStopped, TaskItem, TrialFailed
 from pytest_agentbench.grading import Grade
 from pytest_agentbench.sandbox import provider_for
@@ -19,6 +21,7 @@ from pytest_agentbench.tasks.model import Task, TaskError
 from pytest_agentbench.trial import Trial, error_observation
 
 OBSERVATION_KEY = pytest.StashKey[dict[str, Any]]()
+ARTIFACTS_KEY = pytest.StashKey[dict[str, str]]()
 AGENT_KEY = pytest.StashKey[Agent]()
 REPORT_ATTRIBUTE = "agentbench"
 
@@ -114,6 +117,7 @@ def run_agentbench_trial(
     )
     outcome = trial.run(agentbench_sandbox)
     item.stash[OBSERVATION_KEY] = outcome.observation
+    item.stash[ARTIFACTS_KEY] = trial_artifacts(outcome.results, outcome.final_diff)
     if outcome.provider_stop:
         message = f"{item.nodeid}: provider stop ({outcome.provider_stop}); trial not scored"
         item.session.shouldstop = message
@@ -140,4 +144,7 @@ def pytest_runtest_makereport(
     else:
         return report
     setattr(report, REPORT_ATTRIBUTE, json.loads(json.dumps(observation)))
+    artifacts = item.stash.get(ARTIFACTS_KEY, None)
+    if artifacts is not None and call.when == "call":
+        setattr(report, ARTIFACTS_ATTRIBUTE, artifacts)
     return report

@@ -100,6 +100,7 @@ def add_options(parser: pytest.Parser) -> None:
     _add(parser, group, "--agentbench-json", "json_path", "write the JSON report to this path")
     _add(parser, group, "--agentbench-seed", "seed", "run seed for seeded agents and bootstrap")
     _add_sandbox_options(parser, group)
+    _add_run_options(parser, group)
 
 
 def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
@@ -146,6 +147,32 @@ def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
         "--sandbox-pids",
         "sandbox_pids",
         f"process limit per trial, docker and bwrap (default {DEFAULT_PIDS})",
+    )
+
+
+def _add_run_options(parser: pytest.Parser, group: Any) -> None:
+    _add(
+        parser,
+        group,
+        "--agentbench-dir",
+        "run_dir",
+        "run directory: observations.jsonl, run.json, trials/ (default .agentbench/runs/<run-id>)",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-resume",
+        "resume_dir",
+        "resume this run directory: scored trials with the same identity are not run again",
+        ini=False,
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-shard",
+        "shard",
+        "run only shard I of N (whole tasks, balanced by task count), e.g. 2/3",
+        ini=False,
     )
 
 

@@ -60,6 +60,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(WorkerRelay(config, settings), "agentbench-relay")
     else:
         config.pluginmanager.register(AgentbenchReporter(config, settings), REPORTER_NAME)
+    from pytest_agentbench.runs import register_run_plugins
+
+    register_run_plugins(config, settings, worker=is_xdist_worker(config))
 
 
 def _validate_agent_name(config: pytest.Config, name: str) -> None:
@@ -71,7 +74,9 @@ def _validate_agent_name(config: pytest.Config, name: str) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in (REPORTER_NAME, "agentbench-relay"):
+    from pytest_agentbench.runs import RESUME_NAME, SHARD_NAME, WRITER_NAME
+
+    for name in (REPORTER_NAME, "agentbench-relay", WRITER_NAME, RESUME_NAME, SHARD_NAME):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialContext
+from pytest_agentbench.artifacts import workspace_diff
 from pytest_agentbench.diffview import render_grade
 from pytest_agentbench.grading import Grade
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
@@ -70,6 +71,7 @@ class TrialOutcome:
     failure_text: str = ""
     provider_stop: str | None = None
     results: list[RoundResult] = field(default_factory=list)
+    final_diff: str = ""  # the last attempt's workspace against the input tree
 
 
 @dataclass
@@ -91,6 +93,7 @@ class Trial:
         final_exact = False
         stop: str | None = None
         attempts = 0
+        final_diff = ""
         for attempt in range(self.settings.retry_failures + 1):
             attempts += 1
             sandbox = (
@@ -100,13 +103,14 @@ class Trial:
             )
             try:
                 final_exact, failure_text, stop = self._attempt(attempt, sandbox, rounds, results)
+                final_diff = workspace_diff(self.task.input_tree, sandbox.workspace)
             finally:
                 if attempt:
                     sandbox.close()
             if final_exact or stop:
                 break
         observation = self._observation(rounds, results, attempts, final_exact, stop)
-        return TrialOutcome(observation, failure_text, stop, results)
+        return TrialOutcome(observation, failure_text, stop, results, final_diff)
 
     def _attempt(
         self,

@@ -1,0 +1,116 @@
+"""A trial's artifacts: agent output tails and the final diff against the input, scrubbed.
+
+They are made on the process that ran the trial and travel on the test report (apart from the
+Observation, which stays lean) to the controller, which writes them under the run directory.
+Secrets are scrubbed before anything leaves the worker.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pytest_agentbench.agents.base import RoundResult
+from pytest_agentbench.grading import compare_tree
+from pytest_agentbench.tasks.model import Tree
+
+REPORT_ATTRIBUTE = "agentbench_artifacts"
+DIFF_LIMIT = 64 * 1024
+FILE_LIMIT = 256 * 1024
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+MIN_SECRET_LENGTH = 8
+SECRET_PATTERNS = (
+    re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"),  # OpenAI / Anthropic style keys
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack tokens
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}"),
+    re.compile(
+        r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password|token)[\"']?\s*[:=]\s*[\"']?)"
+        r"[^\s\"',;]{8,}"
+    ),
+)
+
+
+def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """Replace the values of secret-looking environment variables and known token shapes."""
+    env = os.environ if environ is None else environ
+    for name, value in sorted(env.items(), key=lambda kv: -len(kv[1])):
+        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LENGTH and value in text:
+            text = text.replace(value, f"[scrubbed:{name}]")
+    for pattern in SECRET_PATTERNS:
+        text = pattern.sub(
+            lambda m: (m.group(1) if m.re.groups else "") + "[scrubbed]",
+            text,
+        )
+    return text
+
+
+def _text_lines(data: bytes) -> list[str] | None:
+    if b"\0" in data[:8192]:
+        return None
+    return data[:FILE_LIMIT].decode("utf-8", "replace").splitlines(keepends=True)
+
+
+def _file_diff(rel: str, before: bytes | None, after: bytes | None) -> list[str]:
+    old = _text_lines(before) if before is not None else []
+    new = _text_lines(after) if after is not None else []
+    if old is None or new is None:
+        return [f"Binary file {rel} changed\n"]
+    lines = difflib.unified_diff(
+        old,
+        new,
+        fromfile=f"a/{rel}" if before is not None else "/dev/null",
+        tofile=f"b/{rel}" if after is not None else "/dev/null",
+    )
+    return [
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    ]
+
+
+def workspace_diff(input_tree: Tree, workspace: Path) -> str:
+    """A unified diff from the task's input tree to the final workspace, at most DIFF_LIMIT."""
+    change = compare_tree(input_tree, workspace)
+    out: list[str] = []
+    size = 0
+    entries = [(rel, "changed") for rel in change.differing]
+    entries += [(rel, "deleted") for rel in change.missing]
+    entries += [(rel, "created") for rel in change.unexpected]
+    for rel, kind in sorted(entries):
+        path = workspace / rel
+        if kind != "deleted" and not path.is_file():
+            block = [f"Only in workspace: {rel}/\n"] if path.is_dir() else []
+        else:
+            before = input_tree.read(rel) if kind != "created" else None
+            after = path.read_bytes() if kind != "deleted" else None
+            block = _file_diff(rel, before, after)
+        for line in block:
+            if size + len(line) > DIFF_LIMIT:
+                out.append("... (diff cut)\n")
+                return "".join(out)
+            out.append(line)
+            size += len(line)
+    out.extend(f"Invalid entry (symlink or special file): {rel}\n" for rel in change.invalid)
+    return "".join(out)
+
+
+def round_output(results: Sequence[RoundResult], stream: str) -> str:
+    """The stdout or stderr tails of every round, each under a header line."""
+    parts = []
+    for index, result in enumerate(results):
+        tail = getattr(result, f"{stream}_tail")
+        if tail:
+            parts.append(f"--- round {index} ---\n{tail}")
+    return "\n".join(parts)
+
+
+def trial_artifacts(results: Sequence[RoundResult], final_diff: str) -> dict[str, str]:
+    """The artifacts of one trial, ready for the report and the run directory."""
+    return {
+        "stdout.txt": scrub(round_output(results, "stdout")),
+        "stderr.txt": scrub(round_output(results, "stderr")),
+        "diff.patch": scrub(final_diff),
+    }

@@ -1,0 +1,31 @@
+"""`agentbench merge`: run directories and JSON reports into one report (CI shards, reruns)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HELP = "merge run directories or JSON reports into one JSON report (one per identity)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sources", nargs="+", type=Path, help="run directories or JSON reports")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="the merged JSON report")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_agentbench.configurations import build_document, load_source, merge
+
+    loaded = [config for source in args.sources for config in load_source(source)]
+    configurations = merge(loaded)
+    document = build_document(configurations)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+    for config in configurations:
+        print(
+            f"{config.name}: {len(config.observations)} trials, {len(config.declared)} tasks "
+            f"from {len(config.sources)} sources"
+        )
+    print(f"wrote {args.output} ({len(configurations)} configurations)")
+    return 0

@@ -1,0 +1,294 @@
+"""Configurations read back from run directories and JSON reports, merged and scored together.
+
+A configuration is everything measured under one identity (see store.configuration_identity).
+Sources with the same identity merge into one configuration; a cell recorded as scored in two
+sources is refused rather than counted twice. Several configurations in one report are scored
+by the rules in docs/metrics.md, "Several configurations".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from pytest_agentbench.report.document import build_report
+from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.store import cell_key, latest_cells, read_run_directory
+
+QUARANTINE_MIN_TRIALS = 50
+QUARANTINE_STOP_SHARE = 0.2
+DOCUMENT_KIND = "configurations"
+
+
+def identity_key(identity: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def settings_from_json(data: dict[str, Any]) -> Settings:
+    """Settings as recorded in run.json or a report; keys from newer versions are ignored."""
+    known = {f.name for f in fields(Settings)}
+    values = {k: v for k, v in data.items() if k in known}
+    values["tasks"] = tuple(values.get("tasks") or ())
+    values["agent_opts"] = dict(values.get("agent_opts") or {})
+    values["json_path"] = Path(values["json_path"]) if values.get("json_path") else None
+    if isinstance(values.get("sandbox_limits"), dict):
+        values["sandbox_limits"] = SandboxLimits(**values["sandbox_limits"])
+    return Settings(**values)
+
+
+@dataclass
+class Configuration:
+    """One identity's trials, from one or more sources."""
+
+    identity: dict[str, Any]
+    settings: Settings
+    agent_info: dict[str, Any]
+    declared: dict[str, dict[str, Any]]
+    observations: list[dict[str, Any]]
+    started_at: str | None = None
+    finished_at: str | None = None
+    sources: list[str] = field(default_factory=list)
+    name: str = ""
+
+    @property
+    def key(self) -> str:
+        return identity_key(self.identity)
+
+    def label(self) -> str:
+        """A readable name: agent, model, reasoning and the adapter options."""
+        parts = [str(self.identity.get("agent"))]
+        for key in ("model", "reasoning"):
+            if self.identity.get(key):
+                parts.append(f"{key}={self.identity[key]}")
+        parts += [f"{k}={v}" for k, v in sorted((self.identity.get("agent_opts") or {}).items())]
+        return " ".join(parts)
+
+    def report(self, declared: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The configuration's report, scored against its own tasks or the given suite."""
+        report = build_report(
+            self.settings,
+            self.agent_info,
+            declared if declared is not None else self.declared,
+            self.observations,
+            self.started_at or "",
+            self.finished_at or "",
+        )
+        report["run"].update(
+            name=self.name or self.label(),
+            identity=self.identity,
+            settings=self.settings.to_json(),
+            sources=self.sources,
+        )
+        return report
+
+
+def _declared_from(observations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    declared: dict[str, dict[str, Any]] = {}
+    for obs in observations:
+        declared.setdefault(
+            obs["task"],
+            {k: obs.get(k) for k in ("category", "tags", "fixture_hash")},
+        )
+    return declared
+
+
+def from_run_directory(path: Path) -> Configuration:
+    record = read_run_directory(path)
+    run = record.run
+    if "identity" not in run or "settings" not in run:
+        raise ValueError(f"{path / 'run.json'}: missing 'identity' or 'settings'")
+    declared = dict(run.get("tasks") or {}) or _declared_from(record.observations)
+    return Configuration(
+        identity=run["identity"],
+        settings=settings_from_json(run["settings"]),
+        agent_info=run.get("agent_info") or {},
+        declared=declared,
+        observations=record.observations,
+        started_at=run.get("started_at"),
+        finished_at=run.get("finished_at"),
+        sources=[str(path)],
+    )
+
+
+def _from_report(report: dict[str, Any], source: str) -> Configuration:
+    run = report.get("run") or {}
+    if "identity" not in run or "settings" not in run:
+        raise ValueError(
+            f"{source}: the report has no run.identity/run.settings; merge its run directory "
+            "instead (written next to it by --agentbench-dir)"
+        )
+    declared = {
+        task["id"]: {k: task.get(k) for k in ("category", "tags", "fixture_hash")}
+        for task in report.get("tasks", [])
+    }
+    return Configuration(
+        identity=run["identity"],
+        settings=settings_from_json(run["settings"]),
+        agent_info=run.get("agent_info") or {},
+        declared=declared,
+        observations=list(latest_cells(report.get("observations", [])).values()),
+        started_at=run.get("started_at"),
+        finished_at=run.get("finished_at"),
+        sources=[source],
+        name=run.get("name", ""),
+    )
+
+
+def load_source(path: Path) -> list[Configuration]:
+    """The configurations of a run directory, a JSON report or a merged report."""
+    if path.is_dir():
+        return [from_run_directory(path)]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not a JSON report ({exc.msg})") from None
+    if data.get("kind") == DOCUMENT_KIND:
+        return [_from_report(report, str(path)) for report in data["configurations"]]
+    return [_from_report(data, str(path))]
+
+
+def _merge_two(into: Configuration, other: Configuration) -> None:
+    cells = {cell_key(o): (o, into.sources) for o in into.observations}
+    for obs in other.observations:
+        key = cell_key(obs)
+        previous = cells.get(key)
+        if previous is None or previous[0]["status"] != "scored":
+            cells[key] = (obs, other.sources)
+        elif obs["status"] == "scored":
+            raise ValueError(
+                f"trial {key[0]} r{key[1]} is recorded as scored in both "
+                f"{', '.join(previous[1])} and {', '.join(other.sources)}: duplicate trials "
+                "are refused, not counted twice (merge each trial once)"
+            )
+    into.observations = [obs for obs, _ in cells.values()]
+    for task_id, meta in other.declared.items():
+        into.declared.setdefault(task_id, meta)
+    into.sources = into.sources + other.sources
+    starts = [s for s in (into.started_at, other.started_at) if s]
+    ends = [s for s in (into.finished_at, other.finished_at) if s]
+    into.started_at = min(starts) if starts else None
+    into.finished_at = max(ends) if ends else None
+    if other.settings.repeats > into.settings.repeats:
+        into.settings = other.settings
+
+
+def merge(configurations: list[Configuration]) -> list[Configuration]:
+    """Same identity -> one configuration; different identities stay apart, in first-seen order."""
+    merged: dict[str, Configuration] = {}
+    for config in configurations:
+        if config.key in merged:
+            _merge_two(merged[config.key], config)
+        else:
+            merged[config.key] = Configuration(
+                identity=config.identity,
+                settings=config.settings,
+                agent_info=config.agent_info,
+                declared=dict(config.declared),
+                observations=list(config.observations),
+                started_at=config.started_at,
+                finished_at=config.finished_at,
+                sources=list(config.sources),
+                name=config.name,
+            )
+    result = list(merged.values())
+    _name_uniquely(result)
+    return result
+
+
+def _name_uniquely(configurations: list[Configuration]) -> None:
+    labels = [c.name or c.label() for c in configurations]
+    for config, label in zip(configurations, labels, strict=True):
+        config.name = label if labels.count(label) == 1 else f"{label} #{config.key[:8]}"
+
+
+def quarantine_reason(observations: list[dict[str, Any]]) -> str | None:
+    """Too many provider stops make a configuration's scores about the provider, not the agent."""
+    total = len(observations)
+    stops = sum(1 for o in observations if o["status"] == "provider_stop")
+    if total >= QUARANTINE_MIN_TRIALS and stops >= QUARANTINE_STOP_SHARE * total:
+        return f"{stops} of {total} trials were provider stops (>= 20% of >= 50 trials)"
+    return None
+
+
+def _combined(reports: list[dict[str, Any]], suite: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per task the mean over configurations (equal weight), then the mean over tasks."""
+    tasks: list[dict[str, Any]] = []
+    conflicts = []
+    indexed = [{t["id"]: t for t in report["tasks"]} for report in reports]
+    for task_id in sorted(suite):
+        hashes = set()
+        rates: dict[str, list[float]] = {"first_exact": [], "final_exact": []}
+        for by_id in indexed:
+            figures = by_id[task_id]
+            if figures["trials"]:
+                hashes.add(figures["fixture_hash"])
+                for key, values in rates.items():
+                    values.append(figures[key])
+        if len(hashes) > 1:
+            conflicts.append(task_id)
+            continue
+        if rates["first_exact"]:
+            tasks.append(
+                {
+                    "id": task_id,
+                    "configurations": len(rates["first_exact"]),
+                    **{k: sum(v) / len(v) for k, v in rates.items()},
+                }
+            )
+
+    def mean(key: str) -> float | None:
+        return sum(float(t[key]) for t in tasks) / len(tasks) if tasks else None
+
+    first, final = mean("first_exact"), mean("final_exact")
+    return {
+        "tasks_declared": len(suite),
+        "tasks_scored": len(tasks),
+        "first_exact": first,
+        "final_exact": final,
+        "quality": None if first is None or final is None else 0.75 * first + 0.25 * final,
+        "fixture_conflicts": conflicts,
+        "tasks": tasks,
+    }
+
+
+def build_document(configurations: list[Configuration]) -> dict[str, Any]:
+    """One configuration: an ordinary report. Several: each scored on the union of their tasks."""
+    if len(configurations) == 1:
+        return configurations[0].report()
+    suite: dict[str, dict[str, Any]] = {}
+    for config in configurations:
+        for task_id, meta in config.declared.items():
+            suite.setdefault(task_id, meta)
+    reports = []
+    for config in configurations:
+        report = config.report(suite)
+        reason = quarantine_reason(config.observations)
+        report["run"]["quarantined"] = reason
+        reports.append(report)
+    ranked = sorted(
+        (r for r in reports if not r["run"]["quarantined"] and r["summary"]["score"] is not None),
+        key=lambda r: -r["summary"]["score"],
+    )
+    for report in reports:
+        report["run"]["rank"] = None
+    for position, report in enumerate(ranked, start=1):
+        report["run"]["rank"] = position
+    counted = [r for r in reports if not r["run"]["quarantined"]]
+    return {
+        "schema_version": 1,
+        "kind": DOCUMENT_KIND,
+        "configurations": reports,
+        "combined": _combined(counted, suite),
+    }
+
+
+def configurations_of(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-configuration reports of a document, single or several."""
+    if document.get("kind") == DOCUMENT_KIND:
+        reports: list[dict[str, Any]] = document["configurations"]
+        return reports
+    return [document]

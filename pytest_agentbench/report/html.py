@@ -1,0 +1,362 @@
+"""The HTML report: one self-contained static file (inline CSS, JS and SVG; no network).
+
+Sections: a sortable leaderboard of configurations, per-family breakdown and plots, and a
+per-task grid with one coloured cell per repeat whose tooltip summarises the final diff.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from pytest_agentbench.configurations import configurations_of
+from pytest_agentbench.metrics import trial_tokens
+
+UNKNOWN = "unknown"
+PALETTE = ("#3b6fb6", "#d9822b", "#4a9d5b", "#a64ca6", "#c23b3b", "#6b6b6b", "#2a9d9d")
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d1d1f;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
+.muted{color:#666}table{border-collapse:collapse;margin:4px 0}
+th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;white-space:nowrap}
+th{background:#f3f3f5;position:sticky;top:0}td.name,th.name{text-align:left}
+table.sortable th{cursor:pointer}table.sortable th:after{content:" \\2195";color:#aaa}
+th.asc:after{content:" \\2191"!important;color:#000!important}
+th.desc:after{content:" \\2193"!important;color:#000!important}
+tr.quarantined td{color:#999;font-style:italic}
+.grid td{padding:2px 4px}.cells{display:flex;gap:2px}
+.cell{width:14px;height:14px;border-radius:2px;display:inline-block}
+.P{background:#2e9e4f}.R{background:#e0b12e}.F{background:#cf3f3f}.S{background:#9a9a9a}
+.legend span{margin-right:12px}.legend .cell{vertical-align:middle;margin-right:4px}
+svg text{font:11px system-ui,sans-serif;fill:#333}
+"""
+
+SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = table.querySelectorAll("th");
+  heads.forEach(function (th, column) {
+    th.addEventListener("click", function () {
+      var ascending = !th.classList.contains("asc");
+      heads.forEach(function (h) { h.classList.remove("asc", "desc"); });
+      th.classList.add(ascending ? "asc" : "desc");
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = a.cells[column].dataset.sort, y = b.cells[column].dataset.sort;
+        var unknownX = x === undefined || x === "", unknownY = y === undefined || y === "";
+        if (unknownX || unknownY) { return unknownX === unknownY ? 0 : unknownX ? 1 : -1; }
+        var nx = Number(x), ny = Number(y);
+        var order = isNaN(nx) || isNaN(ny) ? String(x).localeCompare(String(y)) : nx - ny;
+        return ascending ? order : -order;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
+
+
+def _pct(value: float | None) -> str:
+    return UNKNOWN if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return UNKNOWN if value is None else f"{value:.{digits}f}"
+
+
+def _stat(stat: dict[str, Any], key: str) -> float | None:
+    return stat.get(key) if stat and stat.get("known") else None
+
+
+def _td(text: str, sort: object = None, cls: str = "") -> str:
+    value = "" if sort is None else escape(str(sort))
+    attr = f' class="{cls}"' if cls else ""
+    return f'<td{attr} data-sort="{value}">{escape(text)}</td>'
+
+
+LEADERBOARD_COLUMNS = (
+    "rank",
+    "configuration",
+    "score",
+    "quality",
+    "coverage",
+    "first exact",
+    "final exact",
+    "EOF-normalized",
+    "flip rate",
+    "pass^k",
+    "tokens (median)",
+    "cost USD (median)",
+    "wall s (median)",
+    "trials",
+)
+
+
+def _leaderboard(reports: list[dict[str, Any]]) -> str:
+    head = "".join(
+        f'<th class="name">{c}</th>' if c == "configuration" else f"<th>{escape(c)}</th>"
+        for c in LEADERBOARD_COLUMNS
+    )
+    rows = []
+    by_rank = sorted(reports, key=lambda r: (r["run"].get("rank", 1) is None, r["run"].get("rank")))
+    for report in by_rank:
+        run, s = report["run"], report["summary"]
+        quarantined = run.get("quarantined")
+        rank = run.get("rank", 1)
+        tokens = _stat(s["tokens"], "median")
+        cost = _stat(s["cost_usd"], "median")
+        wall = _stat(s["wall_s"], "median")
+        name = run.get("name") or run.get("agent", "")
+        cells = [
+            _td("quarantined" if quarantined else _num(rank, 0), rank),
+            _td(name + (f" (quarantined: {quarantined})" if quarantined else ""), name, "name"),
+            _td(_num(s["score"]), s["score"]),
+            _td(_num(s["quality"]), s["quality"]),
+            _td(_pct(s["coverage"]), s["coverage"]),
+            _td(_pct(s["first_exact"]), s["first_exact"]),
+            _td(_pct(s["final_exact"]), s["final_exact"]),
+            _td(_pct(s["eof_normalized"]), s["eof_normalized"]),
+            _td(_num(s["flip_rate"]), s["flip_rate"]),
+            _td(_pct(s["pass_hat_k"]) + f" (k={s['k']})", s["pass_hat_k"]),
+            _td(_num(tokens, 0), tokens),
+            _td(_num(cost, 4), cost),
+            _td(_num(wall, 2), wall),
+            _td(str(s["trials"]), s["trials"]),
+        ]
+        cls = ' class="quarantined"' if quarantined else ""
+        rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
+    return (
+        f'<table class="sortable" id="leaderboard"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _cell_class(observation: dict[str, Any]) -> str:
+    if observation["status"] != "scored":
+        return "S"
+    if observation["first_exact"]:
+        return "P"
+    return "R" if observation["final_exact"] else "F"
+
+
+def _cell_title(observation: dict[str, Any]) -> str:
+    lines = [f"r{observation['repeat']}: {observation['status']}"]
+    if observation["status"] != "scored":
+        lines.append(str(observation.get("cause") or ""))
+    else:
+        lines.append(
+            "first exact"
+            if observation["first_exact"]
+            else "final exact after recovery"
+            if observation["final_exact"]
+            else "not exact"
+        )
+    rounds = observation.get("rounds") or []
+    if rounds:
+        last = rounds[-1]
+        for key in ("differing", "missing", "unexpected", "invalid"):
+            if last.get(key):
+                lines.append(f"{key}: {', '.join(last[key][:8])}")
+        if last.get("timed_out"):
+            lines.append("timed out")
+        elif last.get("exit_code") not in (0, None):
+            lines.append(f"exit code {last['exit_code']}")
+    tokens = trial_tokens(observation)
+    lines.append(f"tokens: {UNKNOWN if tokens is None else int(tokens)}")
+    return "\n".join(line for line in lines if line)
+
+
+def _task_grid(reports: list[dict[str, Any]], task_ids: list[str]) -> str:
+    head = '<th class="name">task</th><th class="name">family</th>' + "".join(
+        f'<th class="name">{escape(r["run"].get("name") or r["run"]["agent"])}</th>'
+        for r in reports
+    )
+    by_config = []
+    families: dict[str, str] = {}
+    for report in reports:
+        cells: dict[str, list[dict[str, Any]]] = {}
+        for obs in report["observations"]:
+            cells.setdefault(obs["task"], []).append(obs)
+        by_config.append(cells)
+        for task in report["tasks"]:
+            families.setdefault(task["id"], task.get("category") or "")
+    rows = []
+    for task_id in task_ids:
+        tds = [
+            _td(task_id, task_id, "name"),
+            _td(families.get(task_id) or UNKNOWN, families.get(task_id), "name"),
+        ]
+        for cells in by_config:
+            trials = sorted(cells.get(task_id, []), key=lambda o: o["repeat"])
+            spans = "".join(
+                f'<span class="cell {_cell_class(o)}" title="{escape(_cell_title(o))}"></span>'
+                for o in trials
+            )
+            passed = sum(1 for o in trials if o["status"] == "scored" and o["first_exact"])
+            scored = sum(1 for o in trials if o["status"] == "scored")
+            sort = passed / scored if scored else None
+            tds.append(
+                f'<td class="name" data-sort="{"" if sort is None else sort}">'
+                f'<div class="cells">{spans or "unknown"}</div></td>'
+            )
+        rows.append(f"<tr>{''.join(tds)}</tr>")
+    return (
+        f'<table class="sortable grid" id="tasks"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def family_rates(report: dict[str, Any]) -> dict[str, float | None]:
+    """First-exact rate per family (task category), tasks weighted equally."""
+    groups: dict[str, list[float]] = {}
+    for task in report["tasks"]:
+        family = task.get("category") or "(none)"
+        bucket = groups.setdefault(family, [])
+        if task["first_exact"] is not None:
+            bucket.append(task["first_exact"])
+    return {f: (sum(v) / len(v) if v else None) for f, v in sorted(groups.items())}
+
+
+def _families(reports: list[dict[str, Any]]) -> tuple[str, str]:
+    rates = [family_rates(r) for r in reports]
+    families = sorted({f for r in rates for f in r})
+    head = '<th class="name">family</th>' + "".join(
+        f"<th>{escape(r['run'].get('name') or r['run']['agent'])}</th>" for r in reports
+    )
+    rows = []
+    for family in families:
+        tds = [_td(family, family, "name")]
+        tds += [_td(_pct(r.get(family)), r.get(family)) for r in rates]
+        rows.append(f"<tr>{''.join(tds)}</tr>")
+    table = (
+        f'<table class="sortable" id="families"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    return table, _family_plot(reports, families, rates)
+
+
+def _family_plot(
+    reports: list[dict[str, Any]], families: list[str], rates: list[dict[str, float | None]]
+) -> str:
+    """Grouped bars: first-exact rate per family, one bar per configuration."""
+    bar, gap, height, left = 14, 18, 160, 40
+    group = bar * len(reports) + gap
+    width = left + group * max(len(families), 1) + 20
+    parts = [f'<svg id="family-plot" width="{width + 260}" height="{height + 50}" role="img">']
+    for tick in (0, 0.5, 1):
+        y = 10 + height * (1 - tick)
+        parts.append(f'<line x1="{left}" x2="{width}" y1="{y}" y2="{y}" stroke="#e3e3e3"/>')
+        parts.append(f'<text x="4" y="{y + 4}">{int(tick * 100)}%</text>')
+    for fi, family in enumerate(families):
+        x0 = left + fi * group
+        for ci, config_rates in enumerate(rates):
+            value = config_rates.get(family)
+            x = x0 + ci * bar
+            if value is None:
+                parts.append(f'<text x="{x + 2}" y="{height + 6}" font-size="8">?</text>')
+                continue
+            h = height * value
+            color = PALETTE[ci % len(PALETTE)]
+            parts.append(
+                f'<rect x="{x}" y="{10 + height - h:.1f}" width="{bar - 2}" height="{h:.1f}" '
+                f'fill="{color}"><title>{escape(family)}: {_pct(value)}</title></rect>'
+            )
+        parts.append(f'<text x="{x0}" y="{height + 28}">{escape(family[:14])}</text>')
+    for ci, report in enumerate(reports):
+        name = escape(report["run"].get("name") or report["run"]["agent"])
+        color = PALETTE[ci % len(PALETTE)]
+        parts.append(f'<text x="{width + 10}" y="{20 + 16 * ci}" fill="{color}">■ {name}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _distribution_plot(reports: list[dict[str, Any]], metric: str, label: str) -> str:
+    """One row of dots per configuration: each scored trial's tokens or cost; unknown counted."""
+    rows = []
+    for report in reports:
+        values = []
+        unknown = 0
+        for obs in report["observations"]:
+            if obs["status"] != "scored":
+                continue
+            value = trial_tokens(obs) if metric == "tokens" else obs.get(metric)
+            if value is None:
+                unknown += 1
+            else:
+                values.append(float(value))
+        rows.append((report["run"].get("name") or report["run"]["agent"], values, unknown))
+    known = [v for _, values, _ in rows for v in values]
+    top = max(known) if known else 1.0
+    top = top if top > 0 else 1.0
+    left, width, row_h = 180, 420, 26
+    height = row_h * len(rows) + 30
+    parts = [f'<svg id="{metric}-plot" width="{left + width + 120}" height="{height}" role="img">']
+    for index, (name, values, unknown) in enumerate(rows):
+        y = 18 + index * row_h
+        color = PALETTE[index % len(PALETTE)]
+        parts.append(f'<text x="4" y="{y + 4}">{escape(name[:28])}</text>')
+        for value in values:
+            x = left + width * value / top
+            parts.append(f'<circle cx="{x:.1f}" cy="{y}" r="3" fill="{color}" fill-opacity="0.5"/>')
+        if values:
+            median = sorted(values)[len(values) // 2]
+            x = left + width * median / top
+            parts.append(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 8}" y2="{y + 8}" stroke="#000"/>'
+            )
+        note = f"{unknown} unknown" if unknown else ""
+        parts.append(f'<text x="{left + width + 10}" y="{y + 4}">{note}</text>')
+    axis_y = height - 8
+    parts.append(f'<text x="{left}" y="{axis_y}">0</text>')
+    top_text = _num(top, 4 if metric == "cost_usd" else 0)
+    parts.append(f'<text x="{left + width - 60}" y="{axis_y}">{escape(label)} {top_text}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_html(document: dict[str, Any]) -> str:
+    reports = configurations_of(document)
+    task_ids = sorted({t["id"] for r in reports for t in r["tasks"]})
+    family_table, family_plot = _families(reports)
+    combined = document.get("combined")
+    combined_line = ""
+    if combined:
+        combined_line = (
+            f"<p>Combined over {combined['tasks_scored']} tasks (configurations weigh equally "
+            f"within a task): first exact {_pct(combined['first_exact'])}, final exact "
+            f"{_pct(combined['final_exact'])}, quality {_num(combined['quality'])}</p>"
+        )
+    legend = (
+        '<p class="legend"><span><i class="cell P"></i>first exact</span>'
+        '<span><i class="cell R"></i>exact after recovery/retry</span>'
+        '<span><i class="cell F"></i>not exact</span>'
+        '<span><i class="cell S"></i>provider stop or error (not scored)</span></p>'
+    )
+    data = escape(json.dumps({"configurations": len(reports), "tasks": len(task_ids)}))
+    return "".join(
+        [
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+            "<title>agentbench report</title>",
+            f"<style>{CSS}</style></head><body data-summary='{data}'>",
+            "<h1>agentbench report</h1>",
+            f'<p class="muted">{len(reports)} configuration(s), {len(task_ids)} tasks. '
+            "Click a column heading to sort; hover a cell for the trial's diff summary.</p>",
+            "<h2>Leaderboard</h2>",
+            _leaderboard(reports),
+            combined_line,
+            "<h2>Families</h2>",
+            family_table,
+            family_plot,
+            "<h2>Tokens per trial</h2>",
+            _distribution_plot(reports, "tokens", "tokens"),
+            "<h2>Cost per trial (USD)</h2>",
+            _distribution_plot(reports, "cost_usd", "USD"),
+            "<h2>Tasks</h2>",
+            legend,
+            _task_grid(reports, task_ids),
+            f"<script>{SCRIPT}</script></body></html>\n",
+        ]
+    )

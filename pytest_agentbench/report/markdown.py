@@ -1,0 +1,68 @@
+"""The Markdown report: leaderboard, families and per-task outcomes, for PR comments and wikis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_agentbench.configurations import configurations_of
+from pytest_agentbench.report.html import family_rates
+
+UNKNOWN = "unknown"
+
+
+def _pct(value: float | None) -> str:
+    return UNKNOWN if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return UNKNOWN if value is None else f"{value:.{digits}f}"
+
+
+def _median(stat: dict[str, Any]) -> float | None:
+    return stat["median"] if stat.get("known") else None
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return lines
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    reports = configurations_of(document)
+    names = [r["run"].get("name") or r["run"]["agent"] for r in reports]
+    rows = []
+    for name, report in zip(names, reports, strict=True):
+        s, run = report["summary"], report["run"]
+        rank = "quarantined" if run.get("quarantined") else _num(run.get("rank", 1), 0)
+        rows.append(
+            [
+                rank,
+                name,
+                _num(s["score"]),
+                _num(s["quality"]),
+                _pct(s["coverage"]),
+                _pct(s["first_exact"]),
+                _pct(s["final_exact"]),
+                _pct(s["eof_normalized"]),
+                _num(s["flip_rate"]),
+                _pct(s["pass_hat_k"]),
+                _num(_median(s["tokens"]), 0),
+                _num(_median(s["cost_usd"]), 4),
+                _num(_median(s["wall_s"]), 2),
+            ]
+        )
+    headers = ["rank", "configuration", "score", "quality", "coverage", "first", "final"]
+    headers += ["EOF", "flip", "pass^k", "tokens (median)", "cost USD (median)", "wall s (median)"]
+    lines = ["# agentbench report", "", "## Leaderboard", "", *_table(headers, rows)]
+    rates = [family_rates(r) for r in reports]
+    families = sorted({f for r in rates for f in r})
+    lines += ["", "## Families (first exact)", ""]
+    lines += _table(["family", *names], [[f, *(_pct(r.get(f)) for r in rates)] for f in families])
+    lines += ["", "## Tasks (first exact per repeat: P pass, F fail, - not scored)", ""]
+    outcomes = [{t["id"]: t["outcomes"] or UNKNOWN for t in r["tasks"]} for r in reports]
+    task_ids = sorted({t for o in outcomes for t in o})
+    lines += _table(
+        ["task", *names], [[t, *(o.get(t, UNKNOWN) for o in outcomes)] for t in task_ids]
+    )
+    return "\n".join(lines) + "\n"

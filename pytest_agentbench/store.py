@@ -1,0 +1,285 @@
+"""The run directory: run.json, observations.jsonl and trials/<task>-r<n>/ artifacts.
+
+One writer, the controller: each Observation is appended, flushed and fsynced as its report
+arrives, so a killed run loses at most the line being written. Readers drop a truncated last
+line with a notice instead of failing, and the latest line of a (task, repeat) cell wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
+from pytest_agentbench.fixtures import REPORT_ATTRIBUTE
+from pytest_agentbench.settings import Settings
+
+RUN_FILE = "run.json"
+OBSERVATIONS_FILE = "observations.jsonl"
+TRIALS_DIR = "trials"
+DEFAULT_ROOT = Path(".agentbench") / "runs"
+RUN_SCHEMA_VERSION = 1
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    """Sortable by start time, unique across machines of one CI matrix."""
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+def configuration_identity(
+    settings: Settings, agent_info: dict[str, Any], sandbox: dict[str, Any]
+) -> dict[str, Any]:
+    """What decides whether two runs measure the same thing (per-task hashes are kept apart).
+
+    Labels, run ids, timestamps, shard, seed and concurrency are deliberately absent; of the
+    sandbox only its kind and image count (engine versions and uids vary between machines).
+    """
+    identity = settings.identity()
+    identity["cli_version"] = agent_info.get("cli_version")
+    identity["sandbox"] = {"kind": sandbox.get("kind"), "image": sandbox.get("image")}
+    result: dict[str, Any] = json.loads(json.dumps(identity))
+    return result
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def identity_differences(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """One line per differing field: 'model: recorded 'a', now 'b''."""
+    old, new = _flatten(recorded), _flatten(current)
+    return [
+        f"{key}: recorded {old.get(key)!r}, now {new.get(key)!r}"
+        for key in sorted(set(old) | set(new))
+        if old.get(key) != new.get(key)
+    ]
+
+
+def task_hash_differences(recorded: dict[str, str], current: dict[str, str]) -> list[str]:
+    """Tasks present on both sides whose fixture hash changed."""
+    return [
+        f"task {task_id} fixture_hash: recorded {recorded[task_id][:12]}, "
+        f"now {current[task_id][:12]}"
+        for task_id in sorted(set(recorded) & set(current))
+        if recorded[task_id] != current[task_id]
+    ]
+
+
+def cell_key(observation: dict[str, Any]) -> tuple[str, int]:
+    return observation["task"], int(observation["repeat"])
+
+
+def trial_dir_name(task_id: str, repeat: int) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in task_id)
+    return f"{safe}-r{repeat}"
+
+
+def read_observations(path: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """Every recorded Observation in file order, and a notice when a torn last line was dropped.
+
+    A malformed line anywhere but at the end is damage, not interruption: it is an error.
+    """
+    if not path.exists():
+        return [], None
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    notice = None
+    observations = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            observations.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"{path}:{number}: not a JSON line ({exc.msg}); the record is damaged, "
+                "remove or repair that line"
+            ) from None
+    if tail.strip():
+        try:
+            observations.append(json.loads(tail))
+        except json.JSONDecodeError:
+            notice = (
+                f"{path}: dropped a truncated last line ({len(tail)} bytes) left by an "
+                "interrupted run; that trial runs again"
+            )
+    return observations, notice
+
+
+def latest_cells(observations: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """The latest Observation of each (task, repeat): a re-run refines its earlier record."""
+    cells: dict[tuple[str, int], dict[str, Any]] = {}
+    for observation in observations:
+        cells[cell_key(observation)] = observation
+    return cells
+
+
+@dataclass
+class RunRecord:
+    """A run directory as read back: run.json and the latest Observation of every cell."""
+
+    path: Path
+    run: dict[str, Any]
+    observations: list[dict[str, Any]]
+    notice: str | None = None
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        identity: dict[str, Any] = self.run.get("identity") or {}
+        return identity
+
+    def task_hashes(self) -> dict[str, str]:
+        hashes = {
+            task_id: meta["fixture_hash"]
+            for task_id, meta in (self.run.get("tasks") or {}).items()
+            if meta.get("fixture_hash")
+        }
+        for observation in self.observations:
+            if observation.get("fixture_hash"):
+                hashes[observation["task"]] = observation["fixture_hash"]
+        return hashes
+
+
+def read_run_directory(path: Path) -> RunRecord:
+    run_path = path / RUN_FILE
+    if not run_path.is_file():
+        raise ValueError(
+            f"{path}: not a run directory (no {RUN_FILE}); give a directory written by "
+            "pytest --agentbench-dir"
+        )
+    try:
+        run = json.loads(run_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{run_path}: not valid JSON ({exc.msg})") from None
+    observations, notice = read_observations(path / OBSERVATIONS_FILE)
+    return RunRecord(path, run, list(latest_cells(observations).values()), notice)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a truncated last line before appending, so new lines start on a line of their own."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
+
+
+class RunWriter:
+    """Controller-only plugin: the single writer of the run directory."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        directory: Path,
+        identity: dict[str, Any],
+        agent_info: dict[str, Any],
+        sandbox: dict[str, Any],
+        shard: str | None,
+        resumed: RunRecord | None,
+    ) -> None:
+        self.directory = directory
+        self.settings = settings
+        self.identity = identity
+        self.resumed = resumed
+        same_dir = resumed is not None and resumed.path.resolve() == directory.resolve()
+        self.appends_reused = not same_dir
+        previous = resumed.run if same_dir and resumed is not None else {}
+        self.run: dict[str, Any] = {
+            "schema_version": RUN_SCHEMA_VERSION,
+            "run_id": previous.get("run_id") or new_run_id(),
+            "identity": identity,
+            "settings": settings.to_json(),
+            "agent_info": agent_info,
+            "sandbox": sandbox,
+            "shard": shard,
+            "started_at": previous.get("started_at") or now(),
+            "finished_at": None,
+            "sessions": [*previous.get("sessions", []), now()],
+            "resumed_from": str(resumed.path) if resumed is not None else None,
+            "tasks": dict(previous.get("tasks") or {}),
+        }
+
+    @property
+    def observations_path(self) -> Path:
+        return self.directory / OBSERVATIONS_FILE
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        (self.directory / TRIALS_DIR).mkdir(parents=True, exist_ok=True)
+        _drop_torn_tail(self.observations_path)
+        _write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        observation = getattr(report, REPORT_ATTRIBUTE, None)
+        if observation is None:
+            return
+        if observation.get("reused") and not self.appends_reused:
+            return
+        record = {k: v for k, v in observation.items() if k != "reused"}
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        with open(self.observations_path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        artifacts = getattr(report, ARTIFACTS_ATTRIBUTE, None)
+        if artifacts:
+            self._write_artifacts(observation["task"], observation["repeat"], artifacts)
+
+    def _write_artifacts(self, task_id: str, repeat: int, artifacts: dict[str, str]) -> None:
+        trial_dir = self.directory / TRIALS_DIR / trial_dir_name(task_id, repeat)
+        trial_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in artifacts.items():
+            (trial_dir / Path(name).name).write_text(text, encoding="utf-8")
+
+    @pytest.hookimpl
+    def pytest_agentbench_report_json(self, config: pytest.Config, report: dict[str, Any]) -> None:
+        """Name the run directory in the report and complete run.json with the declared tasks."""
+        report["run"].update(
+            run_id=self.run["run_id"],
+            run_dir=str(self.directory),
+            identity=self.identity,
+            settings=self.run["settings"],
+            shard=self.run["shard"],
+        )
+        for task in report["tasks"]:
+            self.run["tasks"][task["id"]] = {
+                "category": task.get("category", ""),
+                "tags": task.get("tags", []),
+                "fixture_hash": task.get("fixture_hash"),
+            }
+        self.run["finished_at"] = now()
+        _write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        terminalreporter.write_line(f"agentbench run directory: {self.directory}")

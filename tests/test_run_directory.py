@@ -1,0 +1,207 @@
+"""The run directory survives: fsynced observations, artifacts, resume after SIGKILL."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tiny_tasks import SLOW_CONFTEST, make_tasks
+
+from pytest_agentbench.artifacts import scrub
+from pytest_agentbench.store import read_observations
+
+DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+BASE = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", "--tasks=tiny-tasks", "--repeats=2"]
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> Path:
+    pytester.makeconftest(SLOW_CONFTEST)
+    return make_tasks(pytester.path, 12)
+
+
+def report_of(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def same_results(a: Path, b: Path) -> None:
+    first, second = report_of(a), report_of(b)
+    assert first["summary"] == second["summary"]
+    assert first["tasks"] == second["tasks"]
+
+
+def start(pytester: pytest.Pytester, *args: str, **env: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", *BASE, *args],
+        cwd=pytester.path,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def wait_for(condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+def lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill what is left of the run we started (orphaned xdist workers) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+@DIST
+def test_run_directory_holds_every_trial(
+    pytester: pytest.Pytester, suite: Path, dist: list[str]
+) -> None:
+    result = pytester.runpytest_subprocess(*BASE, "--agentbench-dir=run", *dist)
+    result.stdout.fnmatch_lines(["*agentbench run directory: *run"])
+    observations, notice = read_observations(pytester.path / "run" / "observations.jsonl")
+    assert notice is None
+    assert sorted((o["task"], o["repeat"]) for o in observations) == [
+        (f"t{i:02d}", r) for i in range(12) for r in range(2)
+    ]
+    run = json.loads((pytester.path / "run" / "run.json").read_text())
+    assert run["identity"]["agent"] == "mock" and run["identity"]["sandbox"] == {
+        "kind": "tmp",
+        "image": None,
+    }
+    assert set(run["tasks"]) == {f"t{i:02d}" for i in range(12)}
+    assert run["finished_at"]
+    passed = next(o for o in observations if o["final_exact"])
+    trial = pytester.path / "run" / "trials" / f"{passed['task']}-r{passed['repeat']}"
+    diff = (trial / "diff.patch").read_text()
+    assert "--- a/notes.txt" in diff and "+++ b/notes.txt" in diff
+    assert {p.name for p in trial.iterdir()} == {"diff.patch", "stdout.txt", "stderr.txt"}
+
+
+def test_default_run_directory_is_under_agentbench_runs(
+    pytester: pytest.Pytester, suite: Path
+) -> None:
+    pytester.runpytest_subprocess(*BASE, "-k", "t00")
+    runs = list((pytester.path / ".agentbench" / "runs").iterdir())
+    assert len(runs) == 1 and lines(runs[0] / "observations.jsonl") == 2
+
+
+def test_scrub_removes_secret_values_and_token_shapes() -> None:
+    text = "key sk-abcdefghijklmnopqrstu and MY_API_TOKEN=hunter2hunter2 password: s3cr3tpass"
+    out = scrub(text, {"MY_API_TOKEN": "hunter2hunter2", "HOME": "/root"})
+    assert "sk-abc" not in out and "hunter2" not in out and "s3cr3tpass" not in out
+    assert "[scrubbed:MY_API_TOKEN]" in out
+
+
+@DIST
+def test_resume_after_killing_the_controller_equals_an_uninterrupted_run(
+    pytester: pytest.Pytester, suite: Path, dist: list[str]
+) -> None:
+    pytester.runpytest_subprocess(*BASE, "--agentbench-dir=ref", "--agentbench-json=ref.json")
+    observations = pytester.path / "run" / "observations.jsonl"
+    process = start(pytester, "--agentbench-dir=run", *dist, AGENTBENCH_TEST_DELAY="0.3")
+    try:
+        wait_for(lambda: lines(observations) >= 4)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        stop_group(process)
+    recorded = lines(observations)
+    assert 4 <= recorded < 24, "the kill must land mid-run"
+    result = pytester.runpytest_subprocess(
+        *BASE, "--agentbench-resume=run", "--agentbench-json=resumed.json", *dist
+    )
+    result.stdout.fnmatch_lines([f"agentbench resume: {recorded} trials reused from *run"])
+    same_results(pytester.path / "ref.json", pytester.path / "resumed.json")
+    assert lines(observations) == 24
+
+
+def test_resume_after_killing_an_xdist_worker_equals_an_uninterrupted_run(
+    pytester: pytest.Pytester, suite: Path
+) -> None:
+    pytester.runpytest_subprocess(*BASE, "--agentbench-dir=ref", "--agentbench-json=ref.json")
+    pids = pytester.mkdir("pids")
+    observations = pytester.path / "run" / "observations.jsonl"
+    process = start(
+        pytester,
+        "--agentbench-dir=run",
+        "-n",
+        "2",
+        AGENTBENCH_TEST_DELAY="0.3",
+        AGENTBENCH_TEST_PIDS=str(pids),
+    )
+    try:
+        wait_for(lambda: lines(observations) >= 4 and any(pids.iterdir()))
+        worker = int(sorted(pids.iterdir())[0].name.removeprefix("worker-"))
+        os.kill(worker, signal.SIGKILL)
+        process.wait(timeout=120)
+    finally:
+        stop_group(process)
+    assert lines(observations) < 24, "the killed worker's trial must be missing"
+    result = pytester.runpytest_subprocess(
+        *BASE, "--agentbench-resume=run", "--agentbench-json=resumed.json", "-n", "2"
+    )
+    result.assert_outcomes(**report_outcomes(pytester.path / "ref.json"))
+    same_results(pytester.path / "ref.json", pytester.path / "resumed.json")
+
+
+def report_outcomes(path: Path) -> dict[str, int]:
+    observations = report_of(path)["observations"]
+    passed = sum(1 for o in observations if o["final_exact"])
+    return {"passed": passed, "failed": len(observations) - passed}
+
+
+def test_truncated_last_line_is_dropped_with_a_notice(
+    pytester: pytest.Pytester, suite: Path
+) -> None:
+    pytester.runpytest_subprocess(*BASE, "--agentbench-dir=run", "--agentbench-json=ref.json")
+    path = pytester.path / "run" / "observations.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data[: data.rfind(b"\n", 0, len(data) - 1) + 40])  # torn last line
+    result = pytester.runpytest_subprocess(
+        *BASE, "--agentbench-resume=run", "--agentbench-json=resumed.json"
+    )
+    result.stdout.fnmatch_lines(["*dropped a truncated last line*", "*23 trials reused*"])
+    same_results(pytester.path / "ref.json", pytester.path / "resumed.json")
+    assert all(json.loads(line) for line in path.read_text().splitlines())
+
+
+def test_resume_refuses_another_identity_naming_each_field(
+    pytester: pytest.Pytester, suite: Path
+) -> None:
+    pytester.runpytest_subprocess(*BASE, "--agentbench-dir=run", "-k", "t00")
+    result = pytester.runpytest_subprocess(
+        *BASE, "--agentbench-resume=run", "--model=other", "--agent-opt", "pass_prob=0.1"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*measured a different configuration; differing fields:",
+            "*agent_opts.pass_prob: recorded None, now '0.1'",
+            "*model: recorded None, now 'other'",
+        ]
+    )
+
+
+@DIST
+def test_resume_refuses_a_changed_task(
+    pytester: pytest.Pytester, suite: Path, dist: list[str]
+) -> None:
+    pytester.runpytest_subprocess(*BASE, "--agentbench-dir=run")
+    (suite / "t03" / "expected" / "notes.txt").write_text("changed\n")
+    result = pytester.runpytest_subprocess(*BASE, "--agentbench-resume=run", *dist)
+    result.stdout.fnmatch_lines(["*the task changed since it was recorded*"])
+    assert result.ret != 0
+    assert "passed" not in result.parseoutcomes()
