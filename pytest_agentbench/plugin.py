@@ -14,6 +14,7 @@ from pytest_agentbench.options import add_options, settings_from_config
 
 ACTIVE_KEY = pytest.StashKey[bool]()
 REPORTER_NAME = "agentbench-reporter"
+RELAY_NAME = "agentbench-relay"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -41,6 +42,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_agentbench.collect import SETTINGS_KEY
     from pytest_agentbench.grading_hook import DefaultGrader
     from pytest_agentbench.reporter import AgentbenchReporter, WorkerRelay
+    from pytest_agentbench.runs import register_run_plugins
+    from pytest_agentbench.sandbox import provider_for
     from pytest_agentbench.suites import BuiltinSuites
     from pytest_agentbench.tasks.sources import resolve_sources
 
@@ -50,19 +53,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(BuiltinSuites(), "agentbench-builtin-suites")
     config.pluginmanager.register(fixtures, "agentbench-fixtures")
     _validate_agent_name(config, settings.agent)
-    from pytest_agentbench.sandbox import provider_for
-
     provider_for(config, settings)  # an unusable sandbox is a usage error before any trial
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         base = Path(config.invocation_params.dir)
         config.args = [str(path) for path in resolve_sources(settings.tasks, base)]
-    if is_xdist_worker(config):
-        config.pluginmanager.register(WorkerRelay(config, settings), "agentbench-relay")
+    worker = is_xdist_worker(config)
+    if worker:
+        config.pluginmanager.register(WorkerRelay(config, settings), RELAY_NAME)
     else:
         config.pluginmanager.register(AgentbenchReporter(config, settings), REPORTER_NAME)
-    from pytest_agentbench.runs import register_run_plugins
-
-    register_run_plugins(config, settings, worker=is_xdist_worker(config))
+    register_run_plugins(config, settings, worker=worker)
 
 
 def _validate_agent_name(config: pytest.Config, name: str) -> None:
@@ -76,7 +76,7 @@ def _validate_agent_name(config: pytest.Config, name: str) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     from pytest_agentbench.runs import RESUME_NAME, SHARD_NAME, WRITER_NAME
 
-    for name in (REPORTER_NAME, "agentbench-relay", WRITER_NAME, RESUME_NAME, SHARD_NAME):
+    for name in (REPORTER_NAME, RELAY_NAME, WRITER_NAME, RESUME_NAME, SHARD_NAME):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)

@@ -124,7 +124,7 @@ def test_usage_file_is_read_and_partial_usage_stays_partial(pytester) -> None:
     assert obs["cost_usd"] == 0.01
 
 
-def test_plugin_import_stays_cheap_without_agent() -> None:
+def test_plugin_import_stays_cheap_without_agent(tmp_path: Path) -> None:
     code = (
         "import sys, pytest; "
         "rc = pytest.main(['--co', '-q', '-p', 'no:cacheprovider', '/nonexistent-dir']); "
@@ -132,6 +132,6 @@ def test_plugin_import_stays_cheap_without_agent() -> None:
         "print('HEAVY', heavy)"
     )
     output = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
     ).stdout
     assert "HEAVY []" in output

@@ -40,6 +40,17 @@ class Sandbox(ABC):
     inner_workspace: str  # the same directory as the agent process sees it
     home: Path  # host path of the private home/config directory
     inner_home: str
+    root: Path  # host directory holding workspace/ and home/
+
+    def _lay_out(self, root: Path, inner_workspace: str, inner_home: str) -> None:
+        """Place workspace/ and home/ under root; the agent sees them at the inner paths."""
+        self.root = root
+        self.workspace = root / "workspace"
+        self.home = root / "home"
+        self.workspace.mkdir(exist_ok=True)
+        self.home.mkdir(exist_ok=True)
+        self.inner_workspace = inner_workspace
+        self.inner_home = inner_home
 
     @abstractmethod
     def run(

@@ -155,13 +155,7 @@ class BwrapSandbox(Sandbox):
 
     def __init__(self, provider: BwrapProvider, root: Path, trial_name: str) -> None:
         self.provider = provider
-        self.root = root
-        self.workspace = root / "workspace"
-        self.home = root / "home"
-        self.workspace.mkdir()
-        self.home.mkdir()
-        self.inner_workspace = INNER_WORKSPACE
-        self.inner_home = INNER_HOME
+        self._lay_out(root, INNER_WORKSPACE, INNER_HOME)
         limits = provider.limits
         self.cgroup: TrialCgroup | None = None
         if provider.use_cgroups:

@@ -139,11 +139,7 @@ class DockerSandbox(Sandbox):
 
     def __init__(self, provider: DockerProvider, root: Path, container: Any) -> None:
         self.provider = provider
-        self.root = root
-        self.workspace = root / "workspace"
-        self.home = root / "home"
-        self.inner_workspace = INNER_WORKSPACE
-        self.inner_home = INNER_HOME
+        self._lay_out(root, INNER_WORKSPACE, INNER_HOME)
         self.container = container
 
     def _stop(self) -> None:

@@ -22,13 +22,7 @@ class TmpSandbox(Sandbox):
     kind = "tmp"
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.workspace = root / "workspace"
-        self.home = root / "home"
-        self.workspace.mkdir()
-        self.home.mkdir()
-        self.inner_workspace = str(self.workspace)
-        self.inner_home = str(self.home)
+        self._lay_out(root, str(root / "workspace"), str(root / "home"))
 
     def run(
         self,
