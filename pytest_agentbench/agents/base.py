@@ -1,0 +1,98 @@
+"""The Agent protocol: an agent starts a session per trial and runs rounds in it."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pytest_agentbench.sandbox.base import Sandbox
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.model import Task
+
+
+@dataclass
+class TokenUsage:
+    """Token counts with one meaning across agents; None where the agent did not say.
+
+    input counts every prompt token including cached ones; cached_input is the part of it
+    served from cache; output includes reasoning.
+    """
+
+    input: int | None = None
+    cached_input: int | None = None
+    output: int | None = None
+    reasoning: int | None = None
+
+    def to_dict(self) -> dict[str, int | None]:
+        return asdict(self)
+
+
+@dataclass
+class RoundResult:
+    """How one agent round ended and what it reported about itself."""
+
+    exit_code: int | None
+    timed_out: bool
+    wall_s: float
+    tokens: TokenUsage | None = None
+    cost_usd: float | None = None
+    turns: int | None = None
+    tool_calls: int | None = None
+    session_id: str | None = None
+    model_reported: str | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    provider_stop: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        """Executed cleanly: exit code 0 and no timeout."""
+        return self.exit_code == 0 and not self.timed_out
+
+
+@dataclass
+class TrialContext:
+    """What a session needs to know about its trial."""
+
+    task: Task
+    repeat: int
+    attempt: int
+    sandbox: Sandbox
+    seed: int
+    settings: Settings
+
+
+class AgentSession(ABC):
+    """One agent conversation in one workspace; recovery rounds continue it."""
+
+    @abstractmethod
+    def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
+        """Run one round: round 0 gets the task prompt, later rounds verifier feedback."""
+
+    def close(self) -> None:  # noqa: B027 - most sessions hold nothing
+        """Release anything the session holds (processes are already gone)."""
+
+
+class Agent(ABC):
+    """An agent kind, made once per process from the run's Settings."""
+
+    name: str
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def info(self) -> dict[str, Any]:
+        """Facts for the run header and report: version, model, effort."""
+        return {
+            "name": self.name,
+            "model": self.settings.model,
+            "reasoning": self.settings.reasoning,
+        }
+
+    @abstractmethod
+    def start(self, ctx: TrialContext) -> AgentSession:
+        """A fresh session for one trial attempt."""
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        return self.settings.agent_opts.get(key, default)

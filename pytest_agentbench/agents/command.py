@@ -1,0 +1,118 @@
+"""The command agent: any shell command, run in the workspace with the prompt in a file."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_agentbench.agents.base import (
+    Agent,
+    AgentSession,
+    RoundResult,
+    TokenUsage,
+    TrialContext,
+)
+from pytest_agentbench.settings import Settings
+
+STDERR_TAIL = 4000
+BASE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "TZ")
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def read_usage_file(path: Path) -> tuple[TokenUsage | None, float | None]:
+    """Usage a command may report in AGENTBENCH_USAGE_FILE; absent fields stay unknown."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(data, dict):
+        return None, None
+    tokens = TokenUsage(
+        input=_int_or_none(data.get("input")),
+        cached_input=_int_or_none(data.get("cached_input")),
+        output=_int_or_none(data.get("output")),
+        reasoning=_int_or_none(data.get("reasoning")),
+    )
+    cost = data.get("cost_usd")
+    known_cost = (
+        float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+    )
+    has_tokens = any(value is not None for value in tokens.to_dict().values())
+    return (tokens if has_tokens else None), known_cost
+
+
+class CommandAgent(Agent):
+    """Runs --agent-cmd through /bin/sh with cwd = workspace.
+
+    The child gets a small environment (PATH, locale, a private HOME and TMPDIR, the
+    AGENTBENCH_* variables) plus the variables named by --agent-opt env=NAME,NAME: the
+    operator's other variables do not reach it.
+    """
+
+    name = "command"
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        if not settings.agent_cmd:
+            raise pytest.UsageError(
+                "--agent=command needs --agent-cmd 'COMMAND' (run through /bin/sh in the workspace)"
+            )
+        self.command = settings.agent_cmd
+        self.passthrough = [n for n in (settings.agent_opts.get("env") or "").split(",") if n]
+
+    def info(self) -> dict[str, object]:
+        return {**super().info(), "cli_version": None, "command": self.command}
+
+    def start(self, ctx: TrialContext) -> AgentSession:
+        return CommandSession(self, ctx)
+
+
+class CommandSession(AgentSession):
+    def __init__(self, agent: CommandAgent, ctx: TrialContext) -> None:
+        self.agent = agent
+        self.ctx = ctx
+
+    def _env(self, round_index: int) -> dict[str, str]:
+        sandbox = self.ctx.sandbox
+        env = {name: os.environ[name] for name in BASE_ENV if name in os.environ}
+        env.update(
+            {name: os.environ[name] for name in self.agent.passthrough if name in os.environ}
+        )
+        env.update(
+            HOME=sandbox.inner_home,
+            TMPDIR=f"{sandbox.inner_home}/tmp",
+            AGENTBENCH_TASK=self.ctx.task.id,
+            AGENTBENCH_REPEAT=str(self.ctx.repeat),
+            AGENTBENCH_ATTEMPT=str(self.ctx.attempt),
+            AGENTBENCH_ROUND=str(round_index),
+            AGENTBENCH_WORKSPACE=sandbox.inner_workspace,
+            AGENTBENCH_PROMPT_FILE=f"{sandbox.inner_home}/prompt-{round_index}.txt",
+            AGENTBENCH_USAGE_FILE=f"{sandbox.inner_home}/usage-{round_index}.json",
+        )
+        if round_index:
+            env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
+        return env
+
+    def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
+        home = self.ctx.sandbox.home
+        (home / "tmp").mkdir(exist_ok=True)
+        (home / f"prompt-{round_index}.txt").write_text(prompt, encoding="utf-8")
+        result = self.ctx.sandbox.run(
+            ["/bin/sh", "-c", self.agent.command], env=self._env(round_index), timeout=timeout
+        )
+        tokens, cost = read_usage_file(home / f"usage-{round_index}.json")
+        return RoundResult(
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            wall_s=result.wall_s,
+            tokens=tokens,
+            cost_usd=cost,
+            stdout_tail=result.stdout.decode("utf-8", "replace")[-STDERR_TAIL:],
+            stderr_tail=result.stderr.decode("utf-8", "replace")[-STDERR_TAIL:],
+        )

@@ -1,0 +1,151 @@
+"""The mock agent: a free, seeded stand-in with a tunable pass rate and plausible usage.
+
+Every choice is drawn from (seed, task, repeat, attempt, round) only, never from global random
+state, so a run is identical serially and under xdist, and under pytest-randomly.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from pytest_agentbench.agents.base import (
+    Agent,
+    AgentSession,
+    RoundResult,
+    TokenUsage,
+    TrialContext,
+)
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.hashing import stable_int
+from pytest_agentbench.tasks.model import as_mapping, clear_directory, materialize
+
+WRONG_EDITS = ("eof", "partial", "extra", "none")
+PROFILES = ("uniform", "flaky")
+
+
+def _probability(key: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise pytest.UsageError(f"--agent-opt {key}={raw}: expected a probability in [0, 1]")
+    return value
+
+
+class MockAgent(Agent):
+    """Options: seed, pass_prob, pass_prob.<task-id>, profile (uniform|flaky),
+    wrong (mixed|eof|partial|extra|none), fix_prob, usage (on|off)."""
+
+    name = "mock"
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        opts = settings.agent_opts
+        self.seed = int(opts.get("seed", settings.seed))
+        self.pass_prob = _probability("pass_prob", opts.get("pass_prob", "0.7"))
+        self.fix_prob = _probability("fix_prob", opts.get("fix_prob", "0.5"))
+        self.task_pass_prob = {
+            key.removeprefix("pass_prob."): _probability(key, value)
+            for key, value in opts.items()
+            if key.startswith("pass_prob.")
+        }
+        self.profile = opts.get("profile", "uniform")
+        if self.profile not in PROFILES:
+            raise pytest.UsageError(
+                f"--agent-opt profile={self.profile}: choose one of {', '.join(PROFILES)}"
+            )
+        self.wrong = opts.get("wrong", "mixed")
+        if self.wrong != "mixed" and self.wrong not in WRONG_EDITS:
+            raise pytest.UsageError(
+                f"--agent-opt wrong={self.wrong}: choose mixed or one of {', '.join(WRONG_EDITS)}"
+            )
+        usage = opts.get("usage", "on")
+        if usage not in ("on", "off"):
+            raise pytest.UsageError(f"--agent-opt usage={usage}: choose on or off")
+        self.report_usage = usage == "on"
+
+    def probability_for(self, task_id: str) -> float:
+        """The chance that a first round ends exact for this task."""
+        if task_id in self.task_pass_prob:
+            return self.task_pass_prob[task_id]
+        if self.profile == "flaky":
+            draw = random.Random(stable_int("profile", self.seed, task_id)).random()
+            return 0.0 if draw < 0.3 else 1.0 if draw > 0.7 else 0.5
+        return self.pass_prob
+
+    def info(self) -> dict[str, object]:
+        return {**super().info(), "cli_version": "builtin", "seed": self.seed}
+
+    def start(self, ctx: TrialContext) -> AgentSession:
+        return MockSession(self, ctx)
+
+
+class MockSession(AgentSession):
+    def __init__(self, agent: MockAgent, ctx: TrialContext) -> None:
+        self.agent = agent
+        self.ctx = ctx
+        self.session_id = f"mock-{stable_int(agent.seed, ctx.task.id, ctx.repeat, ctx.attempt):x}"
+
+    def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
+        started = time.monotonic()
+        task, ctx = self.ctx.task, self.ctx
+        rng = random.Random(
+            stable_int(self.agent.seed, task.id, ctx.repeat, ctx.attempt, round_index)
+        )
+        chance = self.agent.fix_prob if round_index else self.agent.probability_for(task.id)
+        if rng.random() < chance:
+            task.apply_reference(ctx.sandbox.workspace)
+        elif round_index == 0:
+            self._wrong_edit(rng)
+        simulated_wall = round(rng.uniform(2.0, 30.0), 3)
+        tokens, cost = self._usage(rng, prompt)
+        return RoundResult(
+            exit_code=0,
+            timed_out=False,
+            wall_s=simulated_wall if self.agent.report_usage else time.monotonic() - started,
+            tokens=tokens,
+            cost_usd=cost,
+            turns=rng.randint(1, 8),
+            tool_calls=rng.randint(0, 12),
+            session_id=self.session_id,
+            model_reported=self.agent.settings.model or "mock-1",
+        )
+
+    def _usage(self, rng: random.Random, prompt: str) -> tuple[TokenUsage | None, float | None]:
+        if not self.agent.report_usage:
+            return None, None
+        prompt_tokens = 900 + len(prompt) // 4 + rng.randint(0, 4000)
+        cached = rng.randint(0, prompt_tokens // 2)
+        output = rng.randint(80, 1500)
+        reasoning = rng.randint(0, output // 2)
+        cost = (prompt_tokens - cached) * 1.25e-6 + cached * 0.125e-6 + output * 10e-6
+        usage = TokenUsage(prompt_tokens, cached, output, reasoning)
+        return usage, round(cost, 8)
+
+    def _wrong_edit(self, rng: random.Random) -> None:
+        """Leave a plausible wrong result: off by a newline, half done, a stray file, nothing."""
+        kind = rng.choice(WRONG_EDITS) if self.agent.wrong == "mixed" else self.agent.wrong
+        task, workspace = self.ctx.task, self.ctx.sandbox.workspace
+        expected = task.expected_tree
+        if kind == "none" or expected is None:
+            return
+        original = as_mapping(task.input_tree)
+        target = as_mapping(expected)
+        changed = sorted(p for p in target if original.get(p) != target[p])
+        if kind == "partial" and not any(p in original for p in changed):
+            kind = "extra"  # nothing to leave half-done: only creations or deletions
+        clear_directory(workspace)
+        materialize(expected, workspace)
+        if kind == "eof" and changed:
+            data = target[changed[0]]
+            data = data.rstrip(b"\r\n") if data.endswith(b"\n") else data + b"\n"
+            (workspace / changed[0]).write_bytes(data)
+        elif kind == "partial":
+            path = next(p for p in changed if p in original)
+            (workspace / path).write_bytes(original[path])
+        else:
+            (workspace / "NOTES.agent.md").write_text("scratch notes left behind\n")

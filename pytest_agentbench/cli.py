@@ -1,0 +1,45 @@
+"""The `agentbench` console script: one subcommand per module in pytest_agentbench.commands.
+
+Each command module defines ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``;
+modules are imported only when their command runs, so the script starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS = {
+    "list": "pytest_agentbench.commands.list_tasks",
+    "report": "pytest_agentbench.commands.report",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentbench", description="Inspect tasks and reports of pytest-agentbench runs."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args))
+    except BrokenPipeError:
+        return 0
+    except (OSError, ValueError) as exc:
+        print(f"agentbench {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

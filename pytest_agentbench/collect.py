@@ -1,0 +1,113 @@
+"""Collectors: task sources become one collector per task and one item per repeat.
+
+Items are ``pytest.Function`` objects with a fixed call object so fixtures work, named
+``r0``, ``r1`` ... (no brackets, so ``--lf`` works), in sorted order so xdist workers agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.tasks.directory import load_directory_task
+from pytest_agentbench.tasks.model import Task, TaskError
+from pytest_agentbench.tasks.sources import suite_name
+
+SETTINGS_KEY = pytest.StashKey[Any]()
+
+
+class TrialFailed(Exception):
+    """The trial did not end exact; the message is the grader's story."""
+
+
+class ProviderStopped(Exception):
+    """The provider stopped the trial (rate limit, auth, outage): not an outcome."""
+
+
+def _register_tags(config: pytest.Config, tags: tuple[str, ...]) -> None:
+    for tag in tags:
+        config.addinivalue_line("markers", f"{tag}: agentbench task tag")
+
+
+class TaskItem(pytest.Function):
+    """One trial: a task x repeat. Its call object runs the trial through the fixtures."""
+
+    def __init__(
+        self, *, task: Task | None, task_id: str, repeat: int, error: str | None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.task = task
+        self.task_id = task_id
+        self.repeat = repeat
+        self.task_error = error
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.task_id} {self.name}"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, TrialFailed | ProviderStopped | TaskError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+def make_items(
+    parent: pytest.Collector, task: Task | None, task_id: str, error: str | None
+) -> Iterator[TaskItem]:
+    from pytest_agentbench.fixtures import run_agentbench_trial
+
+    settings = parent.config.stash[SETTINGS_KEY]
+    tags = task.tags if task is not None else ()
+    _register_tags(parent.config, tags)
+    for repeat in range(settings.repeats):
+        item = TaskItem.from_parent(
+            parent,
+            name=f"r{repeat}",
+            callobj=run_agentbench_trial,
+            task=task,
+            task_id=task_id,
+            repeat=repeat,
+            error=error,
+        )
+        for tag in tags:
+            item.add_marker(tag)
+        yield item
+
+
+class TaskDirectory(pytest.Directory):
+    """A directory task (task.toml). A malformed one still yields items that error at setup."""
+
+    def collect(self) -> Iterator[TaskItem]:
+        try:
+            task: Task | None = load_directory_task(self.path)
+            error = None
+        except TaskError as exc:
+            task, error = None, str(exc)
+        yield from make_items(self, task, self.path.name, error)
+
+
+class GeneratedTask(pytest.Collector):
+    """One task of a generated suite; its node id reads like a path: <suite>/<task-id>."""
+
+    def __init__(self, *, task: Task, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.task = task
+
+    def collect(self) -> Iterator[TaskItem]:
+        yield from make_items(self, self.task, self.task.id, None)
+
+
+class SuiteDirectory(pytest.Directory):
+    """A generated suite, its tasks supplied by the pytest_agentbench_suite_tasks hook."""
+
+    def collect(self) -> Iterator[pytest.Collector]:
+        name = suite_name(self.path)
+        tasks = self.config.hook.pytest_agentbench_suite_tasks(name=name, config=self.config)
+        if tasks is None:
+            raise pytest.UsageError(f"{self.path}: no plugin provides the suite {name!r}")
+        for task in tasks:
+            yield GeneratedTask.from_parent(
+                self, name=task.id, nodeid=f"{self.nodeid}/{task.id}", path=self.path, task=task
+            )

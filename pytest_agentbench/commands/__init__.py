@@ -1,0 +1,1 @@
+"""Subcommands of the `agentbench` console script (see pytest_agentbench.cli)."""

@@ -1,0 +1,141 @@
+"""Fixtures that lay out a trial, the trial's call object, and the Observation on the report."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.agents.base import Agent
+from pytest_agentbench.collect import SETTINGS_KEY, ProviderStopped, TaskItem, TrialFailed
+from pytest_agentbench.grading import Grade
+from pytest_agentbench.sandbox import make_provider
+from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.model import Task, TaskError
+from pytest_agentbench.trial import Trial, error_observation
+
+OBSERVATION_KEY = pytest.StashKey[dict[str, Any]]()
+AGENT_KEY = pytest.StashKey[Agent]()
+REPORT_ATTRIBUTE = "agentbench"
+
+
+def make_agent(config: pytest.Config, settings: Settings) -> Agent:
+    """The agent named by --agent, from whichever plugin or conftest.py offers it."""
+    agent = config.hook.pytest_agentbench_make_agent(
+        name=settings.agent, settings=settings, config=config
+    )
+    if agent is None:
+        names = sorted({n for names in config.hook.pytest_agentbench_agent_names() for n in names})
+        raise pytest.UsageError(
+            f"--agent {settings.agent!r}: unknown agent; available: {', '.join(names)}"
+        )
+    return agent
+
+
+@pytest.fixture(scope="session")
+def agentbench_settings(pytestconfig: pytest.Config) -> Settings:
+    """The run's validated settings."""
+    return pytestconfig.stash[SETTINGS_KEY]
+
+
+@pytest.fixture(scope="session")
+def agentbench_agent(pytestconfig: pytest.Config, agentbench_settings: Settings) -> Agent:
+    """The agent chosen by --agent, made once per process."""
+    if AGENT_KEY not in pytestconfig.stash:
+        pytestconfig.stash[AGENT_KEY] = make_agent(pytestconfig, agentbench_settings)
+    return pytestconfig.stash[AGENT_KEY]
+
+
+@pytest.fixture(scope="session")
+def agentbench_sandbox_provider(agentbench_settings: Settings) -> SandboxProvider:
+    """Makes a fresh sandbox per trial, as chosen by --sandbox."""
+    return make_provider(agentbench_settings)
+
+
+@pytest.fixture
+def agentbench_task(request: pytest.FixtureRequest) -> Task:
+    """The task of this item; a malformed task errors here, naming the file and the fix."""
+    item = request.node
+    assert isinstance(item, TaskItem)
+    if item.task is None:
+        raise TaskError(item.task_error or "task could not be loaded")
+    return item.task
+
+
+@pytest.fixture
+def agentbench_sandbox(
+    request: pytest.FixtureRequest,
+    agentbench_task: Task,
+    agentbench_sandbox_provider: SandboxProvider,
+) -> Iterator[Sandbox]:
+    """A fresh sandbox whose workspace holds only the task's input tree."""
+    item = request.node
+    trial_id = f"{agentbench_task.id}-r{item.repeat}"
+    with agentbench_sandbox_provider.create(agentbench_task, trial_id) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def agentbench_workspace(agentbench_sandbox: Sandbox) -> Path:
+    """Host path of the trial's workspace (a fresh copy of the input tree only)."""
+    return agentbench_sandbox.workspace
+
+
+def run_agentbench_trial(
+    request: pytest.FixtureRequest,
+    agentbench_task: Task,
+    agentbench_agent: Agent,
+    agentbench_sandbox: Sandbox,
+    agentbench_sandbox_provider: SandboxProvider,
+    agentbench_settings: Settings,
+) -> None:
+    """The call object of every TaskItem: run the trial, keep its Observation, judge it."""
+    item = request.node
+    config = item.config
+
+    def grade(task: Task, workspace: Path) -> Grade:
+        result: Grade = config.hook.pytest_agentbench_grade(task=task, workspace=workspace)
+        return result
+
+    trial = Trial(
+        task=agentbench_task,
+        repeat=item.repeat,
+        agent=agentbench_agent,
+        provider=agentbench_sandbox_provider,
+        settings=agentbench_settings,
+        grade=grade,
+        trial_id=f"{agentbench_task.id}-r{item.repeat}",
+    )
+    outcome = trial.run(agentbench_sandbox)
+    item.stash[OBSERVATION_KEY] = outcome.observation
+    if outcome.provider_stop:
+        message = f"{item.nodeid}: provider stop ({outcome.provider_stop}); trial not scored"
+        item.session.shouldstop = message
+        raise ProviderStopped(message)
+    if not outcome.observation["final_exact"]:
+        raise TrialFailed(outcome.failure_text or "the result is not exact")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach the Observation to the report as a plain dict, so it crosses xdist's wire."""
+    report = yield
+    if not isinstance(item, TaskItem):
+        return report
+    if call.when == "call":
+        observation = item.stash.get(OBSERVATION_KEY, None)
+        if observation is None:
+            message = str(call.excinfo.value) if call.excinfo else "trial produced no observation"
+            observation = error_observation(item.task_id, item.repeat, message)
+    elif call.when == "setup" and report.failed and call.excinfo is not None:
+        observation = error_observation(item.task_id, item.repeat, str(call.excinfo.value))
+    else:
+        return report
+    setattr(report, REPORT_ATTRIBUTE, json.loads(json.dumps(observation)))
+    return report

@@ -1,0 +1,182 @@
+"""Exact file-tree grading: byte-equal regular files, nothing missing, nothing extra.
+
+Files are compared in chunks so memory stays flat however large a file is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_agentbench.tasks.model import Task, Tree
+
+CHUNK = 1 << 20
+_TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
+VERIFIER_OUTPUT_LIMIT = 4000
+
+
+@dataclass
+class Grade:
+    """What the grader found. ``exact`` judges the tree alone; the trial adds execution."""
+
+    exact: bool
+    eof_normalized: bool
+    differing: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    verifier_exit_code: int | None = None
+    verifier_output: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class WorkspaceListing:
+    files: dict[str, str]  # relative path -> host path
+    dirs: set[str]
+    invalid: list[str]
+
+
+def list_workspace(root: Path) -> WorkspaceListing:
+    """Every entry under root, never following symlinks; non-regular entries are invalid."""
+    listing = WorkspaceListing(files={}, dirs=set(), invalid=[])
+    stack = [(str(root), "")]
+    while stack:
+        directory, prefix = stack.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_symlink():
+                    listing.invalid.append(rel)
+                elif entry.is_dir(follow_symlinks=False):
+                    listing.dirs.add(rel)
+                    stack.append((entry.path, rel + "/"))
+                elif entry.is_file(follow_symlinks=False):
+                    listing.files[rel] = entry.path
+                else:
+                    listing.invalid.append(rel)
+    listing.invalid.sort()
+    return listing
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _same_bytes(expected: Tree, rel: str, actual_path: str) -> bool:
+    if expected.size(rel) != os.stat(actual_path).st_size:
+        return False
+    source = expected.open_source(rel)
+    if source is None:
+        data = expected.read(rel)
+        with open(actual_path, "rb") as handle:
+            return all(
+                handle.read(CHUNK) == data[offset : offset + CHUNK]
+                for offset in range(0, len(data), CHUNK)
+            )
+    with open(source, "rb") as left, open(actual_path, "rb") as right:
+        while True:
+            a = left.read(CHUNK)
+            if a != right.read(CHUNK):
+                return False
+            if not a:
+                return True
+
+
+def strip_trailing_newlines(data: bytes) -> bytes:
+    return _TRAILING_NEWLINES.sub(b"", data)
+
+
+def _equal_ignoring_eof(expected: Tree, rel: str, actual_path: str) -> bool:
+    """Equal once the trailing runs of LF/CRLF are removed from both sides."""
+    source = expected.open_source(rel)
+    expected_data = expected.read(rel) if source is None else Path(source).read_bytes()
+    with open(actual_path, "rb") as handle:
+        actual_data = handle.read()
+    return strip_trailing_newlines(expected_data) == strip_trailing_newlines(actual_data)
+
+
+def compare_tree(expected: Tree, workspace: Path) -> Grade:
+    """Compare the workspace with the expected tree, byte for byte."""
+    actual = list_workspace(workspace)
+    expected_paths = expected.paths()
+    expected_files = set(expected_paths)
+    expected_dirs = set(expected.empty_dirs())
+    for rel in expected_paths:
+        expected_dirs.update(_parents(rel))
+    for rel in list(expected.empty_dirs()):
+        expected_dirs.update(_parents(rel))
+
+    missing = sorted(p for p in expected_files if p not in actual.files)
+    missing += sorted(d + "/" for d in expected_dirs if d not in actual.dirs)
+    unexpected = sorted(p for p in actual.files if p not in expected_files)
+    unexpected += sorted(d + "/" for d in actual.dirs if d not in expected_dirs)
+    differing = [
+        rel
+        for rel in expected_paths
+        if rel in actual.files and not _same_bytes(expected, rel, actual.files[rel])
+    ]
+    invalid = actual.invalid
+    exact = not (missing or unexpected or differing or invalid)
+    eof_ok = exact or (
+        not (missing or unexpected or invalid)
+        and all(_equal_ignoring_eof(expected, rel, actual.files[rel]) for rel in differing)
+    )
+    return Grade(
+        exact=exact,
+        eof_normalized=eof_ok,
+        differing=differing,
+        missing=sorted(missing),
+        unexpected=sorted(unexpected),
+        invalid=invalid,
+    )
+
+
+def run_verifier(verifier: Path, workspace_copy: Path, timeout: float) -> Grade:
+    """Run a task's verifier with cwd = a copy of the final workspace; exit 0 means pass."""
+    try:
+        completed = subprocess.run(
+            [str(verifier)],
+            cwd=workspace_copy,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Grade(exact=False, eof_normalized=False, verifier_output="verifier timed out")
+    output = (completed.stdout + completed.stderr)[-VERIFIER_OUTPUT_LIMIT:]
+    passed = completed.returncode == 0
+    return Grade(
+        exact=passed,
+        eof_normalized=passed,
+        verifier_exit_code=completed.returncode,
+        verifier_output=output.decode("utf-8", "replace"),
+    )
+
+
+def grade_task(task: Task, workspace: Path, scratch: Path) -> Grade:
+    """The default grader: exact tree comparison, or the task's verifier on a copy."""
+    expected = task.expected_tree
+    if expected is not None:
+        return compare_tree(expected, workspace)
+    assert task.verifier is not None
+    copy = scratch / "verify-copy"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(workspace, copy, symlinks=True)
+    invalid = list_workspace(copy).invalid
+    grade = run_verifier(task.verifier, copy, timeout=max(30.0, task.timeout))
+    shutil.rmtree(copy, ignore_errors=True)
+    if invalid:
+        grade.exact = grade.eof_normalized = False
+        grade.invalid = invalid
+    return grade

@@ -1,0 +1,148 @@
+"""Command-line and ini options, declared once; `settings_from_config` validates them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.settings import (
+    Settings,
+    parse_agent_opts,
+    parse_int,
+    parse_positive_float,
+)
+
+GROUP = "agentbench"
+SANDBOX_CHOICES = ("tmp",)
+
+
+def _add(
+    parser: pytest.Parser,
+    group: Any,
+    flag: str,
+    dest: str,
+    help: str,
+    *,
+    ini: bool = True,
+    ini_type: str | None = None,
+    **kwargs: Any,
+) -> None:
+    group.addoption(flag, dest=dest, default=None, help=help, **kwargs)
+    if ini:
+        parser.addini(f"agentbench_{dest}", help=f"default for {flag}", type=ini_type)  # type: ignore[arg-type]
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup(GROUP, "agent benchmarks (pytest-agentbench)")
+    _add(
+        parser,
+        group,
+        "--agent",
+        "agent",
+        "run the benchmark tasks with this agent "
+        "(oracle, nop, mock, command, ...); without it only ordinary tests run",
+        ini=False,
+    )
+    _add(parser, group, "--repeats", "repeats", "trials per task (default 1)")
+    group.addoption(
+        "--tasks",
+        dest="tasks",
+        action="append",
+        default=None,
+        help="task source: a directory of task directories, or builtin:NAME "
+        "(repeatable; default: ini agentbench_tasks, else the bundled suite)",
+    )
+    parser.addini("agentbench_tasks", type="paths", help="default task sources for --tasks")
+    _add(parser, group, "--model", "model", "model name passed to the agent")
+    _add(parser, group, "--reasoning", "reasoning", "reasoning effort passed to the agent")
+    _add(parser, group, "--agent-cmd", "agent_cmd", "shell command run by the command agent")
+    group.addoption(
+        "--agent-opt",
+        dest="agent_opt",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="adapter option (repeatable): seed, pass_prob, bin, base_url, ...",
+    )
+    parser.addini("agentbench_agent_opt", type="linelist", help="default --agent-opt pairs")
+    _add(
+        parser,
+        group,
+        "--agent-timeout",
+        "agent_timeout",
+        "seconds per agent round, overriding every task's timeout",
+    )
+    _add(
+        parser,
+        group,
+        "--oracle-recoveries",
+        "oracle_recoveries",
+        "after a failed check, up to N more rounds in the same session with verifier feedback",
+    )
+    _add(
+        parser,
+        group,
+        "--retry-failures",
+        "retry_failures",
+        "after a failed trial, up to N fresh attempts (not combinable with recoveries)",
+    )
+    _add(parser, group, "--agentbench-json", "json_path", "write the JSON report to this path")
+    _add(parser, group, "--agentbench-seed", "seed", "run seed for seeded agents and bootstrap")
+    _add(parser, group, "--sandbox", "sandbox", f"where agents run: {'|'.join(SANDBOX_CHOICES)}")
+
+
+def _value(config: pytest.Config, dest: str, default: Any) -> Any:
+    cli = config.getoption(dest)
+    if cli is not None:
+        return cli
+    ini = config.getini(f"agentbench_{dest}")
+    return ini if ini not in (None, "", []) else default
+
+
+def task_sources(config: pytest.Config) -> tuple[str, ...]:
+    cli = config.getoption("tasks")
+    if cli:
+        return tuple(cli)
+    ini = config.getini("agentbench_tasks")
+    return tuple(str(path) for path in ini)
+
+
+def settings_from_config(config: pytest.Config) -> Settings | None:
+    """The run's Settings, or None when --agent is not given (plain test run)."""
+    agent = config.getoption("agent")
+    if not agent:
+        return None
+    repeats = parse_int("--repeats", _value(config, "repeats", 1), 1)
+    recoveries = parse_int("--oracle-recoveries", _value(config, "oracle_recoveries", 0), 0)
+    retries = parse_int("--retry-failures", _value(config, "retry_failures", 0), 0)
+    if recoveries and retries:
+        raise pytest.UsageError(
+            "--oracle-recoveries and --retry-failures cannot be combined: recoveries continue "
+            "the same session, retries start fresh trials; choose one"
+        )
+    timeout_raw = _value(config, "agent_timeout", None)
+    sandbox = str(_value(config, "sandbox", "tmp"))
+    if sandbox not in SANDBOX_CHOICES:
+        raise pytest.UsageError(
+            f"--sandbox {sandbox!r}: unknown sandbox; choose one of {', '.join(SANDBOX_CHOICES)}"
+        )
+    json_raw = _value(config, "json_path", None)
+    opts = parse_agent_opts(list(config.getini("agentbench_agent_opt") or []))
+    opts.update(parse_agent_opts(config.getoption("agent_opt") or []))
+    return Settings(
+        agent=str(agent),
+        repeats=repeats,
+        tasks=task_sources(config),
+        model=_value(config, "model", None),
+        reasoning=_value(config, "reasoning", None),
+        agent_cmd=_value(config, "agent_cmd", None),
+        agent_opts=opts,
+        agent_timeout=parse_positive_float("--agent-timeout", timeout_raw) if timeout_raw else None,
+        oracle_recoveries=recoveries,
+        retry_failures=retries,
+        json_path=Path(json_raw) if json_raw else None,
+        seed=parse_int("--agentbench-seed", _value(config, "seed", 0), 0),
+        sandbox=sandbox,
+    )

@@ -1,0 +1,113 @@
+"""pytest entry point: options, wiring and collection hooks. The work lives in other modules.
+
+Nothing heavy is imported unless --agent is given, so plain test runs pay nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.options import add_options, settings_from_config
+
+ACTIVE_KEY = pytest.StashKey[bool]()
+REPORTER_NAME = "agentbench-reporter"
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_agentbench import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    settings = settings_from_config(config)
+    config.stash[ACTIVE_KEY] = settings is not None
+    if settings is None:
+        return
+    from pytest_agentbench import fixtures
+    from pytest_agentbench.agents import BuiltinAgents
+    from pytest_agentbench.collect import SETTINGS_KEY
+    from pytest_agentbench.grading_hook import DefaultGrader
+    from pytest_agentbench.reporter import AgentbenchReporter, WorkerRelay
+    from pytest_agentbench.suites import BuiltinSuites
+    from pytest_agentbench.tasks.sources import resolve_sources
+
+    config.stash[SETTINGS_KEY] = settings
+    config.pluginmanager.register(BuiltinAgents(), "agentbench-builtin-agents")
+    config.pluginmanager.register(DefaultGrader(), "agentbench-default-grader")
+    config.pluginmanager.register(BuiltinSuites(), "agentbench-builtin-suites")
+    config.pluginmanager.register(fixtures, "agentbench-fixtures")
+    _validate_agent_name(config, settings.agent)
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        base = Path(config.invocation_params.dir)
+        config.args = [str(path) for path in resolve_sources(settings.tasks, base)]
+    if is_xdist_worker(config):
+        config.pluginmanager.register(WorkerRelay(config, settings), "agentbench-relay")
+    else:
+        config.pluginmanager.register(AgentbenchReporter(config, settings), REPORTER_NAME)
+
+
+def _validate_agent_name(config: pytest.Config, name: str) -> None:
+    names = {n for names in config.hook.pytest_agentbench_agent_names() for n in names}
+    if name not in names:
+        raise pytest.UsageError(
+            f"--agent {name!r}: unknown agent; available: {', '.join(sorted(names))}"
+        )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for name in (REPORTER_NAME, "agentbench-relay"):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if not config.stash.get(ACTIVE_KEY, False):
+        return None
+    from pytest_agentbench.header import header_lines
+
+    return header_lines(config)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Without --agent, task directories are data: never collect test files inside them."""
+    if config.stash.get(ACTIVE_KEY, False):
+        return None
+    from pytest_agentbench.tasks.directory import is_task_dir
+
+    return True if collection_path.is_dir() and is_task_dir(collection_path) else None
+
+
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> Any:
+    if not parent.config.stash.get(ACTIVE_KEY, False):
+        return None
+    from pytest_agentbench.collect import SuiteDirectory, TaskDirectory
+    from pytest_agentbench.tasks.directory import is_task_dir
+    from pytest_agentbench.tasks.sources import is_suite_dir
+
+    if is_task_dir(path):
+        return TaskDirectory.from_parent(parent, path=path)
+    if is_suite_dir(path):
+        return SuiteDirectory.from_parent(parent, path=path)
+    return None
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:
+    if not config.stash.get(ACTIVE_KEY, False):
+        return None
+    from pytest_agentbench.header import plan_line
+
+    return plan_line(config, items)

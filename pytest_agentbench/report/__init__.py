@@ -1,0 +1,1 @@
+"""Report builders: the JSON document and its terminal rendering."""

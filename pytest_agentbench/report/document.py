@@ -1,0 +1,84 @@
+"""The JSON report: run identity, summary, per-task figures and every observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_agentbench import __version__
+from pytest_agentbench.metrics import summarize
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.hashing import task_set_hash
+
+SCHEMA_VERSION = 1
+
+
+def outcome_string(trials: list[dict[str, Any]], key: str) -> str:
+    """P/F per repeat in repeat order; provider stops and errors show as '-'."""
+    marks = []
+    for obs in trials:
+        marks.append("-" if obs["status"] != "scored" else "P" if obs[key] else "F")
+    return "".join(marks)
+
+
+def build_report(
+    settings: Settings,
+    agent_info: dict[str, Any],
+    declared: dict[str, dict[str, Any]],
+    observations: list[dict[str, Any]],
+    started_at: str,
+    finished_at: str,
+) -> dict[str, Any]:
+    """Assemble the report. declared maps task id -> {category, tags, fixture_hash}."""
+    ordered = sorted(observations, key=lambda o: (o["task"], o["repeat"]))
+    summary, per_task = summarize(sorted(declared), ordered, settings.repeats, settings.seed)
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for obs in ordered:
+        by_task.setdefault(obs["task"], []).append(obs)
+    tasks = []
+    for figures in per_task:
+        task_id = figures["id"]
+        meta = declared.get(task_id) or _meta_from(by_task.get(task_id, []))
+        trials = by_task.get(task_id, [])
+        tasks.append(
+            {
+                "id": task_id,
+                "category": meta.get("category", ""),
+                "tags": meta.get("tags", []),
+                "fixture_hash": meta.get("fixture_hash"),
+                **figures,
+                "outcomes": outcome_string(trials, "first_exact"),
+                "final_outcomes": outcome_string(trials, "final_exact"),
+            }
+        )
+    hashes = [t["fixture_hash"] for t in tasks if t["fixture_hash"]]
+    run = {
+        "agent": settings.agent,
+        "agent_info": agent_info,
+        "model": settings.model,
+        "reasoning": settings.reasoning,
+        "repeats": settings.repeats,
+        "oracle_recoveries": settings.oracle_recoveries,
+        "retry_failures": settings.retry_failures,
+        "sandbox": settings.sandbox,
+        "agent_timeout": settings.agent_timeout,
+        "harness_version": __version__,
+        "seed": settings.seed,
+        "config_hash": settings.config_hash(),
+        "task_set_hash": task_set_hash(hashes),
+        "started_at": started_at,
+        "finished_at": finished_at,
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": run,
+        "summary": summary,
+        "tasks": tasks,
+        "observations": ordered,
+    }
+
+
+def _meta_from(trials: list[dict[str, Any]]) -> dict[str, Any]:
+    if not trials:
+        return {}
+    first = trials[0]
+    return {k: first.get(k) for k in ("category", "tags", "fixture_hash")}

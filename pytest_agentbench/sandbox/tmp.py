@@ -1,0 +1,56 @@
+"""The tmp sandbox: a fresh temp directory per trial. Fast, and no isolation at all."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pytest_agentbench.sandbox.base import (
+    ProcessResult,
+    Sandbox,
+    SandboxProvider,
+    make_trial_root,
+    run_process_group,
+)
+from pytest_agentbench.tasks.model import Task, materialize
+
+
+class TmpSandbox(Sandbox):
+    """The agent runs as a plain child process with its cwd in a temp copy of the input tree."""
+
+    kind = "tmp"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.workspace = root / "workspace"
+        self.home = root / "home"
+        self.workspace.mkdir()
+        self.home.mkdir()
+        self.inner_workspace = str(self.workspace)
+        self.inner_home = str(self.home)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        timeout: float,
+        cwd: str | None = None,
+    ) -> ProcessResult:
+        return run_process_group(argv, env=env, cwd=cwd or self.inner_workspace, timeout=timeout)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class TmpProvider(SandboxProvider):
+    kind = "tmp"
+
+    def create(self, task: Task, trial_id: str) -> Sandbox:
+        sandbox = TmpSandbox(make_trial_root(trial_id))
+        materialize(task.input_tree, sandbox.workspace)
+        return sandbox
+
+    def warning(self) -> str | None:
+        return "sandbox tmp: the agent is NOT isolated (it can read the whole machine)"

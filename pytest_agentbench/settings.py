@@ -1,0 +1,93 @@
+"""Settings: the validated options of one run, shared by the plugin, agents and sandboxes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentbench import __version__
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides how trials run. Frozen: it is read by every worker."""
+
+    agent: str
+    repeats: int = 1
+    tasks: tuple[str, ...] = ()
+    model: str | None = None
+    reasoning: str | None = None
+    agent_cmd: str | None = None
+    agent_opts: dict[str, str] = field(default_factory=dict)
+    agent_timeout: float | None = None
+    oracle_recoveries: int = 0
+    retry_failures: int = 0
+    json_path: Path | None = None
+    seed: int = 0
+    sandbox: str = "tmp"
+
+    def timeout_for(self, task_timeout: float) -> float:
+        return self.agent_timeout if self.agent_timeout is not None else task_timeout
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide whether two runs measure the same thing."""
+        return {
+            "agent": self.agent,
+            "model": self.model,
+            "reasoning": self.reasoning,
+            "agent_cmd": self.agent_cmd,
+            "agent_opts": dict(sorted(self.agent_opts.items())),
+            "agent_timeout": self.agent_timeout,
+            "oracle_recoveries": self.oracle_recoveries,
+            "retry_failures": self.retry_failures,
+            "sandbox": self.sandbox,
+            "harness_version": __version__,
+        }
+
+    def config_hash(self) -> str:
+        payload = json.dumps(self.identity(), sort_keys=True).encode()
+        return hashlib.sha256(payload).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["json_path"] = str(self.json_path) if self.json_path else None
+        data["tasks"] = list(self.tasks)
+        return data
+
+
+def parse_agent_opts(values: list[str]) -> dict[str, str]:
+    """KEY=VALUE pairs from --agent-opt; a bad pair is a usage error that shows the form."""
+    opts: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise pytest.UsageError(
+                f"--agent-opt {item!r}: expected KEY=VALUE (for example --agent-opt seed=7)"
+            )
+        opts[key.strip()] = value
+    return opts
+
+
+def parse_int(name: str, raw: object, minimum: int) -> int:
+    try:
+        value = int(str(raw))
+    except ValueError:
+        raise pytest.UsageError(f"{name}: expected an integer >= {minimum}, got {raw!r}") from None
+    if value < minimum:
+        raise pytest.UsageError(f"{name}: expected an integer >= {minimum}, got {value}")
+    return value
+
+
+def parse_positive_float(name: str, raw: object) -> float:
+    try:
+        value = float(str(raw))
+    except ValueError:
+        raise pytest.UsageError(f"{name}: expected a number of seconds > 0, got {raw!r}") from None
+    if value <= 0:
+        raise pytest.UsageError(f"{name}: expected a number of seconds > 0, got {value}")
+    return value

@@ -1,0 +1,121 @@
+"""Directory tasks: a task.toml beside workspace/, expected/ or verify, and solution/."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pytest_agentbench.tasks.model import DirTree, MemoryTree, Task, TaskError, Tree
+
+TASK_FILE = "task.toml"
+DEFAULT_TIMEOUT = 300.0
+KNOWN_KEYS = {"prompt", "timeout", "tags", "category", "description", "image"}
+KNOWN_ENTRIES = {TASK_FILE, "workspace", "expected", "verify", "solution", "README.md"}
+
+
+def is_task_dir(path: Path) -> bool:
+    return (path / TASK_FILE).is_file()
+
+
+def find_task_dirs(root: Path) -> list[Path]:
+    """Task directories at or below root, sorted so that every xdist worker agrees."""
+    if is_task_dir(root):
+        return [root]
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        if TASK_FILE in filenames:
+            found.append(Path(dirpath))
+            dirnames.clear()  # a task's own subdirectories are data, not tasks
+    return sorted(found)
+
+
+def _field(data: dict[str, Any], key: str, kind: type, toml_path: Path, hint: str) -> Any:
+    value = data[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise TaskError(f"{toml_path}: field {key!r} must be {hint}, got {value!r}")
+    return value
+
+
+def load_directory_task(task_dir: Path) -> Task:
+    """Load and check one task directory; raise TaskError naming the file and the fix."""
+    toml_path = task_dir / TASK_FILE
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{toml_path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{toml_path}: not UTF-8 text: {exc}") from None
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise TaskError(
+            f"{toml_path}: unknown key(s) {', '.join(unknown)}; "
+            f"allowed keys are {', '.join(sorted(KNOWN_KEYS))}"
+        )
+    if "prompt" not in data:
+        raise TaskError(f"{toml_path}: missing required field 'prompt' (add prompt = \"...\")")
+    prompt = _field(data, "prompt", str, toml_path, "a non-empty string")
+    if not prompt.strip():
+        raise TaskError(f"{toml_path}: field 'prompt' is empty; write the instruction there")
+    timeout = DEFAULT_TIMEOUT
+    if "timeout" in data:
+        timeout = _field(data, "timeout", float, toml_path, "a positive number of seconds")
+        if timeout <= 0:
+            raise TaskError(f"{toml_path}: field 'timeout' must be > 0 seconds, got {timeout}")
+    tags: list[str] = []
+    if "tags" in data:
+        tags = _field(data, "tags", list, toml_path, "a list of strings")
+        if not all(isinstance(tag, str) and tag for tag in tags):
+            raise TaskError(f"{toml_path}: field 'tags' must be a list of non-empty strings")
+    category = _field(data, "category", str, toml_path, "a string") if "category" in data else ""
+    description = (
+        _field(data, "description", str, toml_path, "a string") if "description" in data else ""
+    )
+    image = (
+        _field(data, "image", str, toml_path, "a Docker image name") if "image" in data else None
+    )
+
+    expected_dir = task_dir / "expected"
+    verifier = task_dir / "verify"
+    has_expected = expected_dir.is_dir()
+    has_verifier = verifier.exists()
+    if has_expected == has_verifier:
+        problem = "both expected/ and verify" if has_expected else "neither expected/ nor verify"
+        raise TaskError(
+            f"{task_dir}: has {problem}; a task needs exactly one grader "
+            "(an expected/ tree or an executable verify script)"
+        )
+    if has_verifier and not (verifier.is_file() and os.access(verifier, os.X_OK)):
+        raise TaskError(f"{verifier}: the verifier must be an executable file (chmod +x verify)")
+
+    workspace_dir = task_dir / "workspace"
+    solution_dir = task_dir / "solution"
+    trees = {"workspace": workspace_dir, "expected": expected_dir, "solution": solution_dir}
+    for name, root in trees.items():
+        if root.exists() and (root.is_symlink() or not root.is_dir()):
+            raise TaskError(f"{root}: {name} must be a directory")
+        if root.is_dir():
+            DirTree(root).paths()  # raises TaskError on a symlink or special file inside
+
+    def make_workspace() -> Tree:
+        return DirTree(workspace_dir) if workspace_dir.is_dir() else MemoryTree({})
+
+    task = Task(
+        id=task_dir.name,
+        prompt=prompt,
+        source=str(task_dir),
+        make_input=make_workspace,
+        make_expected=(lambda: DirTree(expected_dir)) if has_expected else None,
+        verifier=verifier if has_verifier else None,
+        make_solution=(lambda: DirTree(solution_dir)) if solution_dir.is_dir() else None,
+        timeout=timeout,
+        category=category,
+        tags=tuple(tags),
+        description=description,
+        image=image,
+    )
+    return task

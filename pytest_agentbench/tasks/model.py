@@ -1,0 +1,216 @@
+"""The Task: what an agent is asked to do, its input tree and how the result is judged."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Protocol
+
+from pytest_agentbench.tasks.hashing import fixture_hash
+
+
+class TaskError(Exception):
+    """A task that cannot be loaded or run; the message names the file, the problem and the fix."""
+
+
+class Tree(Protocol):
+    """A file tree: relative POSIX paths of regular files, plus directories nobody fills."""
+
+    def paths(self) -> list[str]:
+        """Relative paths of every regular file, sorted."""
+        ...
+
+    def empty_dirs(self) -> frozenset[str]:
+        """Directories that exist without any file beneath them."""
+        ...
+
+    def read(self, path: str) -> bytes:
+        """The bytes of one file."""
+        ...
+
+    def size(self, path: str) -> int:
+        """The size of one file in bytes."""
+        ...
+
+    def open_source(self, path: str) -> str | None:
+        """A host path to copy the file from, when there is one (faster than read())."""
+        ...
+
+
+def _write_file(dest: Path, rel: str, data: bytes) -> None:
+    target = dest / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+
+
+def materialize(tree: Tree, dest: Path) -> None:
+    """Write the tree's files and empty directories under dest (which must exist)."""
+    for rel in tree.paths():
+        source = tree.open_source(rel)
+        target = dest / rel
+        if source is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        else:
+            _write_file(dest, rel, tree.read(rel))
+    for rel in tree.empty_dirs():
+        (dest / rel).mkdir(parents=True, exist_ok=True)
+
+
+def as_mapping(tree: Tree) -> dict[str, bytes]:
+    """The whole tree in memory; used for hashing and small trees only."""
+    return {rel: tree.read(rel) for rel in tree.paths()}
+
+
+@dataclass(frozen=True)
+class MemoryTree:
+    """A tree held in memory, as generated tasks build them."""
+
+    files: Mapping[str, bytes]
+    dirs: frozenset[str] = frozenset()
+
+    def paths(self) -> list[str]:
+        return sorted(self.files)
+
+    def empty_dirs(self) -> frozenset[str]:
+        return self.dirs
+
+    def read(self, path: str) -> bytes:
+        return self.files[path]
+
+    def size(self, path: str) -> int:
+        return len(self.files[path])
+
+    def open_source(self, path: str) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class DirTree:
+    """A tree on disk (a directory task's workspace/, expected/ or solution/)."""
+
+    root: Path
+
+    @cached_property
+    def _listing(self) -> tuple[list[str], frozenset[str]]:
+        files: list[str] = []
+        empty: set[str] = set()
+        for entry in _walk(self.root, ""):
+            rel, kind, has_children = entry
+            if kind == "file":
+                files.append(rel)
+            elif kind == "dir" and not has_children:
+                empty.add(rel)
+            elif kind not in ("dir",):
+                raise TaskError(
+                    f"{self.root / rel}: is a {kind}; task trees may hold only regular files "
+                    "and directories (replace it with a regular file)"
+                )
+        return sorted(files), frozenset(empty)
+
+    def paths(self) -> list[str]:
+        return self._listing[0]
+
+    def empty_dirs(self) -> frozenset[str]:
+        return self._listing[1]
+
+    def read(self, path: str) -> bytes:
+        return (self.root / path).read_bytes()
+
+    def size(self, path: str) -> int:
+        return (self.root / path).stat().st_size
+
+    def open_source(self, path: str) -> str | None:
+        return str(self.root / path)
+
+
+def _walk(root: Path, prefix: str) -> Iterator[tuple[str, str, bool]]:
+    """Yield (relative path, kind, has_children) without following symlinks."""
+    with os.scandir(root) as entries:
+        children = sorted(entries, key=lambda e: e.name)
+    for entry in children:
+        rel = f"{prefix}{entry.name}"
+        if entry.is_symlink():
+            yield rel, "symlink", False
+        elif entry.is_dir(follow_symlinks=False):
+            sub = list(_walk(Path(entry.path), rel + "/"))
+            yield rel, "dir", bool(sub)
+            yield from sub
+        elif entry.is_file(follow_symlinks=False):
+            yield rel, "file", False
+        else:
+            yield rel, "special file", False
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task. Trees are built lazily so large generated suites stay cheap."""
+
+    id: str
+    prompt: str
+    source: str
+    make_input: Callable[[], Tree]
+    make_expected: Callable[[], Tree] | None = None
+    verifier: Path | None = None
+    make_solution: Callable[[], Tree] | None = None
+    timeout: float = 300.0
+    category: str = ""
+    tags: tuple[str, ...] = ()
+    description: str = ""
+    image: str | None = None
+    meta: Mapping[str, str] = field(default_factory=dict)
+    known_fixture_hash: str | None = None
+
+    @property
+    def input_tree(self) -> Tree:
+        return self.make_input()
+
+    @property
+    def expected_tree(self) -> Tree | None:
+        return self.make_expected() if self.make_expected else None
+
+    @property
+    def solution_tree(self) -> Tree | None:
+        return self.make_solution() if self.make_solution else None
+
+    @property
+    def grader_kind(self) -> str:
+        return "exact" if self.make_expected is not None else "verify"
+
+    @cached_property
+    def fixture_hash(self) -> str:
+        if self.known_fixture_hash is not None:
+            return self.known_fixture_hash
+        expected = self.expected_tree
+        return fixture_hash(
+            self.prompt,
+            as_mapping(self.input_tree),
+            as_mapping(expected) if expected is not None else None,
+            self.verifier.read_bytes() if self.verifier is not None else None,
+        )
+
+    def apply_reference(self, workspace: Path) -> None:
+        """Make the workspace the reference result: the expected tree, or input + solution."""
+        expected = self.expected_tree
+        if expected is not None:
+            clear_directory(workspace)
+            materialize(expected, workspace)
+            return
+        solution = self.solution_tree
+        if solution is None:
+            raise TaskError(f"{self.source}: task {self.id!r} has no solution/ to apply")
+        materialize(solution, workspace)
+
+
+def clear_directory(path: Path) -> None:
+    """Remove everything inside path, keeping path itself."""
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)

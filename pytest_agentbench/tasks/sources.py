@@ -1,0 +1,68 @@
+"""Task sources: what --tasks, the ini value or the bundled defaults name, as paths to collect."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+BUILTIN_PREFIX = "builtin:"
+SUITE_MARKER = "agentbench-suite.toml"
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def bundled_tasks_dir() -> Path:
+    """The bundled directory tasks: inside the installed wheel, or the source checkout's tasks/."""
+    installed = PACKAGE_DIR / "bundled_tasks"
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / "tasks"
+
+
+def suite_dirs() -> dict[str, Path]:
+    """Bundled generated suites by name (each a package with an agentbench-suite.toml)."""
+    found: dict[str, Path] = {}
+    for marker in sorted((PACKAGE_DIR / "suites").glob(f"*/{SUITE_MARKER}")):
+        found[suite_name(marker.parent)] = marker.parent
+    return found
+
+
+def suite_name(directory: Path) -> str:
+    data = tomllib.loads((directory / SUITE_MARKER).read_text(encoding="utf-8"))
+    return str(data.get("name", directory.name))
+
+
+def is_suite_dir(path: Path) -> bool:
+    return (path / SUITE_MARKER).is_file()
+
+
+def resolve_source(spec: str, base: Path) -> Path:
+    """A --tasks value as a path: a directory, or builtin:NAME for a generated suite."""
+    if spec.startswith(BUILTIN_PREFIX):
+        name = spec[len(BUILTIN_PREFIX) :]
+        suites = suite_dirs()
+        if name == "tasks":
+            return bundled_tasks_dir()
+        if name not in suites:
+            known = ", ".join(["builtin:tasks", *(f"builtin:{n}" for n in suites)])
+            raise pytest.UsageError(f"--tasks {spec}: unknown built-in suite; known: {known}")
+        return suites[name]
+    path = Path(spec)
+    if not path.is_absolute():
+        path = base / path
+    if not path.is_dir():
+        raise pytest.UsageError(
+            f"--tasks {spec}: {path} is not a directory (give a directory of task directories "
+            "or builtin:NAME)"
+        )
+    return path
+
+
+def default_sources() -> list[Path]:
+    """The bundled selection: the directory tasks plus every bundled generated suite."""
+    return [bundled_tasks_dir(), *suite_dirs().values()]
+
+
+def resolve_sources(specs: tuple[str, ...], base: Path) -> list[Path]:
+    if not specs:
+        return default_sources()
+    return [resolve_source(spec, base) for spec in specs]

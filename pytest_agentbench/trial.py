@@ -1,0 +1,222 @@
+"""One trial: attempts, rounds and recoveries, ending in a JSON-safe Observation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialContext
+from pytest_agentbench.diffview import render_grade
+from pytest_agentbench.grading import Grade
+from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.model import Task
+
+FEEDBACK_PREAMBLE = (
+    "The check of your result failed. Continue working in the current workspace to complete "
+    "the original task. The diagnostics below contain no expected content."
+)
+
+GradeFn = Callable[[Task, Path], Grade]
+
+
+def feedback_prompt(grade: Grade, result: RoundResult) -> str:
+    """Verifier feedback for a recovery round: paths and execution facts, never expected bytes."""
+    diagnostics = {
+        "passed": False,
+        "exact": grade.exact and result.clean,
+        "differing": grade.differing,
+        "missing": grade.missing,
+        "unexpected": grade.unexpected,
+        "invalid": grade.invalid,
+        "timed_out": result.timed_out,
+        "exit_code": result.exit_code,
+    }
+    return f"{FEEDBACK_PREAMBLE}\n\n{json.dumps(diagnostics, indent=2)}\n"
+
+
+def sum_tokens(usages: list[TokenUsage | None]) -> dict[str, int | None] | None:
+    """Per-field totals; a field any round did not report is unknown for the whole trial."""
+    if not usages or all(usage is None for usage in usages):
+        return None
+    totals: dict[str, int | None] = {}
+    for key in ("input", "cached_input", "output", "reasoning"):
+        values: list[int | None] = [
+            getattr(usage, key) if usage is not None else None for usage in usages
+        ]
+        totals[key] = sum_known_int(values)
+    return totals
+
+
+def sum_known(values: list[float | None]) -> float | None:
+    """The total, or None when any part is unknown (unknown is never counted as zero)."""
+    known = [v for v in values if v is not None]
+    return None if not values or len(known) < len(values) else float(sum(known))
+
+
+def sum_known_int(values: list[int | None]) -> int | None:
+    total = sum_known([float(v) if v is not None else None for v in values])
+    return None if total is None else int(total)
+
+
+@dataclass
+class TrialOutcome:
+    """The Observation plus the human-readable story of the last failed check."""
+
+    observation: dict[str, Any]
+    failure_text: str = ""
+    provider_stop: str | None = None
+    results: list[RoundResult] = field(default_factory=list)
+
+
+@dataclass
+class Trial:
+    """Runs one task x repeat: attempt 0 in the given sandbox, retries in fresh ones."""
+
+    task: Task
+    repeat: int
+    agent: Agent
+    provider: SandboxProvider
+    settings: Settings
+    grade: GradeFn
+    trial_id: str
+
+    def run(self, first_sandbox: Sandbox) -> TrialOutcome:
+        rounds: list[dict[str, Any]] = []
+        results: list[RoundResult] = []
+        failure_text = ""
+        final_exact = False
+        stop: str | None = None
+        attempts = 0
+        for attempt in range(self.settings.retry_failures + 1):
+            attempts += 1
+            sandbox = (
+                first_sandbox
+                if attempt == 0
+                else self.provider.create(self.task, f"{self.trial_id}-a{attempt}")
+            )
+            try:
+                final_exact, failure_text, stop = self._attempt(attempt, sandbox, rounds, results)
+            finally:
+                if attempt:
+                    sandbox.close()
+            if final_exact or stop:
+                break
+        observation = self._observation(rounds, results, attempts, final_exact, stop)
+        return TrialOutcome(observation, failure_text, stop, results)
+
+    def _attempt(
+        self,
+        attempt: int,
+        sandbox: Sandbox,
+        rounds: list[dict[str, Any]],
+        results: list[RoundResult],
+    ) -> tuple[bool, str, str | None]:
+        ctx = TrialContext(
+            self.task, self.repeat, attempt, sandbox, self.settings.seed, self.settings
+        )
+        session = self.agent.start(ctx)
+        timeout = self.settings.timeout_for(self.task.timeout)
+        prompt = self.task.prompt
+        failure_text = ""
+        try:
+            for round_index in range(self.settings.oracle_recoveries + 1):
+                result = session.run_round(prompt, round_index, timeout)
+                results.append(result)
+                if result.provider_stop:
+                    return False, f"provider stop: {result.provider_stop}", result.provider_stop
+                grade = self.grade(self.task, sandbox.workspace)
+                exact = grade.exact and result.clean
+                eof = grade.eof_normalized and result.clean
+                rounds.append(
+                    {
+                        "attempt": attempt,
+                        "round": round_index,
+                        "exit_code": result.exit_code,
+                        "timed_out": result.timed_out,
+                        "wall_s": round(result.wall_s, 6),
+                        "exact": exact,
+                        "eof_normalized": eof,
+                        "differing": grade.differing,
+                        "missing": grade.missing,
+                        "unexpected": grade.unexpected,
+                        "invalid": grade.invalid,
+                    }
+                )
+                if exact:
+                    return True, "", None
+                failure_text = self._describe_failure(result, grade, sandbox)
+                prompt = feedback_prompt(grade, result)
+        finally:
+            session.close()
+        return False, failure_text, None
+
+    def _describe_failure(self, result: RoundResult, grade: Grade, sandbox: Sandbox) -> str:
+        lines = []
+        if result.timed_out:
+            lines.append(f"agent timed out after {result.wall_s:.1f}s")
+        elif result.exit_code != 0:
+            lines.append(f"agent exited with code {result.exit_code}")
+        if not result.clean and result.stderr_tail:
+            lines.append("agent stderr (tail):")
+            lines.extend(result.stderr_tail.splitlines()[-15:])
+        lines.append(render_grade(grade, self.task.expected_tree, sandbox.workspace))
+        return "\n".join(line for line in lines if line)
+
+    def _observation(
+        self,
+        rounds: list[dict[str, Any]],
+        results: list[RoundResult],
+        attempts: int,
+        final_exact: bool,
+        stop: str | None,
+    ) -> dict[str, Any]:
+        first = rounds[0] if rounds else None
+        last = results[-1] if results else None
+        observation: dict[str, Any] = {
+            "task": self.task.id,
+            "repeat": self.repeat,
+            "status": "provider_stop" if stop else "scored",
+            "cause": stop,
+            "attempts": attempts,
+            "first_exact": bool(first and first["exact"]) and not stop,
+            "final_exact": final_exact,
+            "eof_normalized": bool(first and first["eof_normalized"]) and not stop,
+            "rounds": rounds,
+            "tokens": sum_tokens([r.tokens for r in results]),
+            "cost_usd": sum_known([r.cost_usd for r in results]),
+            "wall_s": round(sum(r.wall_s for r in results), 6),
+            "category": self.task.category,
+            "tags": list(self.task.tags),
+            "fixture_hash": self.task.fixture_hash,
+            "agent": {
+                "name": self.agent.name,
+                "session_id": last.session_id if last else None,
+                "model_reported": last.model_reported if last else None,
+                "turns": sum_known_int([r.turns for r in results]),
+                "tool_calls": sum_known_int([r.tool_calls for r in results]),
+            },
+        }
+        return observation
+
+
+def error_observation(task_id: str, repeat: int, message: str, **extra: Any) -> dict[str, Any]:
+    """An Observation for a trial that could not run (broken task, harness error)."""
+    return {
+        "task": task_id,
+        "repeat": repeat,
+        "status": "error",
+        "cause": message,
+        "attempts": 0,
+        "first_exact": False,
+        "final_exact": False,
+        "eof_normalized": False,
+        "rounds": [],
+        "tokens": None,
+        "cost_usd": None,
+        "wall_s": None,
+        **extra,
+    }
