@@ -91,6 +91,18 @@ def add_options(parser: pytest.Parser) -> None:
     _add(parser, group, "--agentbench-json", "json_path", "write the JSON report to this path")
     _add(parser, group, "--agentbench-seed", "seed", "run seed for seeded agents and bootstrap")
     _add(parser, group, "--sandbox", "sandbox", f"where agents run: {'|'.join(SANDBOX_CHOICES)}")
+    _add_prices_options(parser, group)
+
+
+def _add_prices_options(parser: pytest.Parser, group: Any) -> None:
+    _add(
+        parser,
+        group,
+        "--agentbench-prices",
+        "prices",
+        "TOML price table (per model: as_of, input, cached_input, output in USD per million "
+        "tokens) for agents that report tokens but no cost",
+    )
 
 
 def _value(config: pytest.Config, dest: str, default: Any) -> Any:

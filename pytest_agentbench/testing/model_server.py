@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -159,7 +158,7 @@ def _parse_turn(raw: Any, where: str) -> Turn:
         fault = str(raw["fault"])
         if not (fault in ("drop", "hang") or (fault.isdigit() and 400 <= int(fault) <= 599)):
             raise ScriptError(
-                f'{where}.fault: {fault!r} is not a fault; use an HTTP status (429, 401, 500), '
+                f"{where}.fault: {fault!r} is not a fault; use an HTTP status (429, 401, 500), "
                 '"drop" or "hang"'
             )
         times = raw.get("times")
@@ -353,20 +352,36 @@ class ResponsesProtocol(Protocol):
             call_id = f"call_{seq}_{n}"
             if use.custom_input is not None:
                 items.append(
-                    {"type": "custom_tool_call", "id": f"ctc_{seq}_{n}", "call_id": call_id,
-                     "name": use.name, "input": use.custom_input, "status": "completed"}
-                )  # fmt: skip
+                    {
+                        "type": "custom_tool_call",
+                        "id": f"ctc_{seq}_{n}",
+                        "call_id": call_id,
+                        "name": use.name,
+                        "input": use.custom_input,
+                        "status": "completed",
+                    }
+                )
             else:
                 items.append(
-                    {"type": "function_call", "id": f"fc_{seq}_{n}", "call_id": call_id,
-                     "name": use.name, "arguments": json.dumps(use.arguments),
-                     "status": "completed"}
-                )  # fmt: skip
+                    {
+                        "type": "function_call",
+                        "id": f"fc_{seq}_{n}",
+                        "call_id": call_id,
+                        "name": use.name,
+                        "arguments": json.dumps(use.arguments),
+                        "status": "completed",
+                    }
+                )
         if reply.text:
             items.append(
-                {"type": "message", "id": f"msg_{seq}", "role": "assistant", "status": "completed",
-                 "content": [{"type": "output_text", "text": reply.text, "annotations": []}]}
-            )  # fmt: skip
+                {
+                    "type": "message",
+                    "id": f"msg_{seq}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+                }
+            )
         for index, item in enumerate(items):
             yield _sse(
                 "response.output_item.done",
@@ -401,9 +416,10 @@ class MessagesProtocol(Protocol):
                 uses.append(ToolUse("Write", {"file_path": path, "content": call.content}))
             else:
                 uses.append(
-                    ToolUse("Edit", {"file_path": path, "old_string": call.old,
-                                     "new_string": call.new})
-                )  # fmt: skip
+                    ToolUse(
+                        "Edit", {"file_path": path, "old_string": call.old, "new_string": call.new}
+                    )
+                )
         return uses
 
     def read_uses(self, paths: Sequence[str], body: Mapping[str, Any]) -> list[ToolUse]:
@@ -418,10 +434,16 @@ class MessagesProtocol(Protocol):
             "cache_read_input_tokens": u.cached_input,
             "output_tokens": 1,
         }
-        message = {
-            "id": f"msg_{seq}", "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": None, "stop_sequence": None, "usage": start_usage,
-        }  # fmt: skip
+        message: dict[str, Any] = {
+            "id": f"msg_{seq}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": start_usage,
+        }
         yield _sse("message_start", {"type": "message_start", "message": message})
         blocks: list[tuple[dict[str, Any], dict[str, Any]]] = []
         if reply.text:
@@ -441,7 +463,8 @@ class MessagesProtocol(Protocol):
                 {"type": "content_block_start", "index": index, "content_block": start},
             )
             yield _sse(
-                "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
             )
             yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
         stop = "tool_use" if reply.tool_uses else "end_turn"
@@ -484,9 +507,10 @@ class ChatProtocol(Protocol):
                 uses.append(ToolUse("write", {"filePath": path, "content": call.content}))
             else:
                 uses.append(
-                    ToolUse("edit", {"filePath": path, "oldString": call.old,
-                                     "newString": call.new})
-                )  # fmt: skip
+                    ToolUse(
+                        "edit", {"filePath": path, "oldString": call.old, "newString": call.new}
+                    )
+                )
         return uses
 
     def read_uses(self, paths: Sequence[str], body: Mapping[str, Any]) -> list[ToolUse]:
@@ -494,8 +518,12 @@ class ChatProtocol(Protocol):
         return [ToolUse("read", {"filePath": _absolute(p, workdir)}) for p in paths]
 
     def stream(self, reply: Reply, model: str, seq: int) -> Iterator[bytes]:
-        base = {"id": f"chatcmpl-{seq}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": model}  # fmt: skip
+        base = {
+            "id": f"chatcmpl-{seq}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
             choice = {"index": 0, "delta": delta, "finish_reason": finish}
@@ -505,8 +533,12 @@ class ChatProtocol(Protocol):
         if reply.text:
             yield chunk({"content": reply.text})
         for n, use in enumerate(reply.tool_uses):
-            call = {"index": n, "id": f"call_{seq}_{n}", "type": "function",
-                    "function": {"name": use.name, "arguments": json.dumps(use.arguments)}}  # fmt: skip
+            call = {
+                "index": n,
+                "id": f"call_{seq}_{n}",
+                "type": "function",
+                "function": {"name": use.name, "arguments": json.dumps(use.arguments)},
+            }
             yield chunk({"tool_calls": [call]})
         yield chunk({}, "tool_calls" if reply.tool_uses else "stop")
         u = reply.usage
@@ -579,8 +611,11 @@ class ScriptPlayer:
             edited = [c.path for c in turn.calls if c.kind in ("write", "edit")]
             if protocol.reads_before_edit and edited and not self._reads_done:
                 self._reads_done = True
-                return Step("reads", index, Reply(usage, tool_uses=tuple(
-                    protocol.read_uses(sorted(set(edited)), body))))  # fmt: skip
+                return Step(
+                    "reads",
+                    index,
+                    Reply(usage, tool_uses=tuple(protocol.read_uses(sorted(set(edited)), body))),
+                )
             self._advance()
             return Step("calls", index, Reply(usage, tuple(protocol.tool_uses(turn.calls, body))))
 
@@ -794,8 +829,9 @@ def serve_script_main(argv: Sequence[str] | None = None) -> int:
     except ScriptError as exc:
         parser.exit(2, f"agentbench serve-script: {exc}\n")
     if args.idle_timeout is not None:
-        script = Script(script.turns, script.usage, script.side_usage, args.idle_timeout,
-                        script.model)  # fmt: skip
+        script = Script(
+            script.turns, script.usage, script.side_usage, args.idle_timeout, script.model
+        )
     server = ScriptedModelServer(script, port=args.port).start()
     print(f"serving {args.script} on {server.base_url}", flush=True)
     print(f"  codex/opencode base URL: {server.openai_base_url}", flush=True)
