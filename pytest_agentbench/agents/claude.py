@@ -20,6 +20,13 @@ SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own stand-in message for an API
 CONNECTION = r"connection|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|socket"
 
 
+def _this_run(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Per-model usage of this run. modelUsage and total_cost_usd grow over a resumed
+    session; model_usage_since_last_result counts this run only."""
+    per_model = result.get("model_usage_since_last_result") or result.get("modelUsage") or {}
+    return [m for m in per_model.values() if isinstance(m, Mapping)]
+
+
 def _sum(entries: Sequence[Mapping[str, Any]], key: str) -> int | None:
     values = [as_int(entry.get(key)) for entry in entries]
     return None if not values or None in values else sum(v for v in values if v is not None)
@@ -31,7 +38,7 @@ def result_tokens(result: Mapping[str, Any]) -> TokenUsage | None:
     Claude splits prompt tokens into uncached input, cache reads and cache writes; input here
     counts all three. Thinking tokens are not reported separately (they are in output).
     """
-    per_model = [m for m in (result.get("modelUsage") or {}).values() if isinstance(m, Mapping)]
+    per_model = _this_run(result)
     if per_model:
         uncached = _sum(per_model, "inputTokens")
         reads = _sum(per_model, "cacheReadInputTokens")
@@ -49,14 +56,16 @@ def result_tokens(result: Mapping[str, Any]) -> TokenUsage | None:
 
 
 def result_cost(result: Mapping[str, Any]) -> float | None:
-    """total_cost_usd, unless Claude Code priced a model it does not know (costBasis unknown)."""
-    cost = result.get("total_cost_usd")
-    if isinstance(cost, bool) or not isinstance(cost, int | float):
-        return None
-    per_model = [m for m in (result.get("modelUsage") or {}).values() if isinstance(m, Mapping)]
+    """This run's dollars, unless Claude Code priced a model it does not know (costBasis
+    unknown: a guess, not a price)."""
+    per_model = _this_run(result)
     if any(m.get("costBasis") == "unknown" for m in per_model):
         return None
-    return float(cost)
+    costs = [m.get("costUSD") for m in per_model]
+    if per_model and all(isinstance(c, int | float) and not isinstance(c, bool) for c in costs):
+        return float(sum(c for c in costs if isinstance(c, int | float)))
+    cost = result.get("total_cost_usd")  # without per-model figures: a single run's total
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
 
 
 class ClaudeAgent(CliAgent):

@@ -153,6 +153,7 @@ class CliAgent(Agent):
     """An agent CLI run headless in the workspace, one process per round."""
 
     default_key_env: str  # the variable the CLI reads its API key from
+    cumulative_usage = False  # a resumed session reports totals since the session began
     credential_env: tuple[str, ...] = ()  # further credential variables passed through
     own_options: tuple[str, ...] = ()  # --agent-opt keys this adapter adds
 
@@ -268,13 +269,13 @@ class CliAgent(Agent):
             text = text.replace(secret, REDACTED)
         return text
 
-    def price(self, facts: StreamFacts) -> float | None:
+    def price(self, facts: StreamFacts, tokens: TokenUsage | None) -> float | None:
         """The round's dollars: the CLI's own figure when it is real, else the price table."""
         if facts.cost_usd is not None and self.reported_cost_is_known():
             return facts.cost_usd
         for model in (facts.model_reported, self.settings.model):
             if model and model in self.prices:
-                return self.prices[model].cost(facts.tokens)
+                return self.prices[model].cost(tokens)
         return None
 
     def start(self, ctx: TrialContext) -> AgentSession:
@@ -292,7 +293,24 @@ class CliSession(AgentSession):
         self.ctx = ctx
         self.paths = TrialPaths(ctx.sandbox.home, ctx.sandbox.inner_home)
         self.session_id: str | None = None
+        self.reported: TokenUsage | None = TokenUsage(0, 0, 0, 0)  # None: base unknown
         agent.prepare(self.paths)
+
+    def round_tokens(self, reported: TokenUsage | None) -> TokenUsage | None:
+        """This round's tokens; for session-cumulative CLIs, the growth since the last round."""
+        if not self.agent.cumulative_usage:
+            return reported
+        base, self.reported = self.reported, reported
+        if reported is None or base is None:
+            return None
+        return TokenUsage(
+            **{
+                key: None
+                if value is None or getattr(base, key) is None
+                else value - getattr(base, key)
+                for key, value in reported.to_dict().items()
+            }
+        )
 
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
         agent = self.agent
@@ -310,14 +328,15 @@ class CliSession(AgentSession):
         result = self.ctx.sandbox.run(argv, env=agent.child_env(self.paths), timeout=timeout)
         events_file = self.paths.host(events_name)
         facts = agent.parse(read_events(events_file))
+        tokens = self.round_tokens(facts.tokens)
         self.session_id = facts.session_id or self.session_id
         stdout = events_file.read_bytes()[-TAIL_CHARS:] if events_file.exists() else b""
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,
             wall_s=result.wall_s,
-            tokens=facts.tokens,
-            cost_usd=agent.price(facts),
+            tokens=tokens,
+            cost_usd=agent.price(facts, tokens),
             turns=facts.turns,
             tool_calls=facts.tool_calls,
             session_id=facts.session_id or self.session_id,

@@ -43,6 +43,7 @@ class CodexAgent(CliAgent):
 
     name = "codex"
     default_key_env = "OPENAI_API_KEY"
+    cumulative_usage = True  # `exec resume` reports usage since the session began
     credential_env = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
     own_options = ("sandbox", "retries")
 
