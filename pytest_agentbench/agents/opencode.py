@@ -123,7 +123,7 @@ class OpencodeAgent(CliAgent):
 
     def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
         # A fixed --title spares the extra title request opencode would not count in its usage.
-        argv = ["run", "--format", "json", "--title", "agentbench"]
+        argv = ["run", "--pure", "--format", "json", "--title", "agentbench"]
         if self.model_arg:
             argv += ["-m", self.model_arg]
         if self.settings.reasoning:
