@@ -199,3 +199,20 @@ def test_hung_server_trips_the_deadline_and_leaves_no_process(
     assert "deadline" in obs["cause"]
     assert result.ret != 0
     assert _processes_with(api_key) == []
+
+
+def test_provider_stop_also_stops_an_xdist_run(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    if find_cli("codex") is None:
+        pytest.skip(missing_reason("codex"))
+    server = agentbench_model_server({"turns": [{"fault": 429}]})
+    result, report = run_agent(pytester, "codex", server, task_dir, "--repeats=6", "-n", "2")
+    assert result.parseoutcomes().get("passed", 0) == 0
+    observations = report["observations"]
+    assert observations and all(o["status"] == "provider_stop" for o in observations)
+    assert len(observations) < 6  # the run stopped before every repeat had run
+    assert report["summary"]["provider_stops"] == len(observations)
