@@ -11,9 +11,9 @@ from pytest_agentbench.settings import Settings
 def header_lines(config: pytest.Config) -> list[str]:
     settings: Settings = config.stash[SETTINGS_KEY]
     from pytest_agentbench.reporter import agent_info
-    from pytest_agentbench.sandbox import make_provider
+    from pytest_agentbench.sandbox import provider_for
 
-    provider = make_provider(settings)
+    provider = provider_for(config, settings)
     version = agent_info(config, settings).get("cli_version")
     agent = f"{settings.agent} ({version})" if version else settings.agent
     lines = [
