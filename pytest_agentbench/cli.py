@@ -14,6 +14,7 @@ from collections.abc import Sequence
 COMMANDS = {
     "list": "pytest_agentbench.commands.list_tasks",
     "report": "pytest_agentbench.commands.report",
+    "serve-script": "pytest_agentbench.commands.serve_script",
 }
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench.cli import main as agentbench_main
 from pytest_agentbench.testing.model_server import (
     ScriptedModelServer,
     ScriptError,
     load_script,
-    serve_script_main,
     workdir_of,
 )
 
@@ -201,7 +201,9 @@ def test_serve_script_command_records_requests(tmp_path: Path, capsys: Any) -> N
     done: list[int] = []
     thread = threading.Thread(
         target=lambda: done.append(
-            serve_script_main([str(script), "--idle-timeout", "1", "--record", str(record)])
+            agentbench_main(
+                ["serve-script", str(script), "--idle-timeout", "1", "--record", str(record)]
+            )
         )
     )
     thread.start()
@@ -219,9 +221,8 @@ def test_serve_script_command_records_requests(tmp_path: Path, capsys: Any) -> N
     assert json.loads(line)["served"] == "message"
 
 
-def test_serve_script_command_rejects_a_bad_script(tmp_path: Path) -> None:
+def test_serve_script_command_rejects_a_bad_script(tmp_path: Path, capsys: Any) -> None:
     script = tmp_path / "bad.json"
     script.write_text("{")
-    with pytest.raises(SystemExit) as info:
-        serve_script_main([str(script)])
-    assert info.value.code == 2
+    assert agentbench_main(["serve-script", str(script)]) == 2
+    assert str(script) in capsys.readouterr().err
