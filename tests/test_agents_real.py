@@ -26,7 +26,6 @@ pytestmark = pytest.mark.real
 pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
 
 CLIS = ["codex", "claude", "opencode"]
-ROOT = Path(__file__).resolve().parents[1]
 PROMPT = "In notes.txt, change the word hello to goodbye. Change nothing else."
 INPUT = "hello\nworld\n"
 EXPECTED = "goodbye\nworld\n"
@@ -49,7 +48,6 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
     """A unique fake key: it must never show up in output, and it marks our processes."""
     key = f"sk-scripted-{uuid.uuid4().hex}"
     monkeypatch.setenv("AGENTBENCH_TEST_KEY", key)
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
     return key
 
 

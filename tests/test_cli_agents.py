@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,19 @@ def test_price_is_linear_and_never_negative(uncached: int, cached: int, output: 
     assert cost is not None and cost >= 0
     doubled = price.cost(TokenUsage(2 * (uncached + cached), 2 * cached, 2 * output, None))
     assert doubled == pytest.approx(2 * cost)
+
+
+def test_bad_price_table_stops_the_run_before_any_trial(
+    pytester: pytest.Pytester, task_factory: Callable[..., Path]
+) -> None:
+    task_dir = task_factory("t1", {"a.txt": "x\n"}, {"a.txt": "y\n"})
+    prices = pytester.path / "prices.toml"
+    prices.write_text('["m1"]\ninput = 1\n')
+    result = pytester.runpytest_subprocess(
+        "--agent=codex",
+        f"--tasks={task_dir}",
+        "--agent-opt=bin=/bin/true",
+        f"--agentbench-prices={prices}",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--agentbench-prices: {prices}*as_of*"])
