@@ -17,6 +17,7 @@ COMMANDS = {
     "merge": "pytest_agentbench.commands.merge",
     "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",
+    "serve-script": "pytest_agentbench.commands.serve_script",
 }
 
 

@@ -10,11 +10,14 @@ from pytest_agentbench.settings import Settings
 
 def header_lines(config: pytest.Config) -> list[str]:
     settings: Settings = config.stash[SETTINGS_KEY]
+    from pytest_agentbench.reporter import agent_info
     from pytest_agentbench.sandbox import provider_for
 
     provider = provider_for(config, settings)
+    version = agent_info(config, settings).get("cli_version")
+    agent = f"{settings.agent} ({version})" if version else settings.agent
     lines = [
-        f"agentbench: agent {settings.agent}, model {settings.model or 'default'}, "
+        f"agentbench: agent {agent}, model {settings.model or 'default'}, "
         f"reasoning {settings.reasoning or 'default'}, sandbox {provider.kind}, "
         f"repeats {settings.repeats}, oracle recoveries {settings.oracle_recoveries}, "
         f"retry failures {settings.retry_failures}, seed {settings.seed}"

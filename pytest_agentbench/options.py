@@ -101,6 +101,7 @@ def add_options(parser: pytest.Parser) -> None:
     _add(parser, group, "--agentbench-seed", "seed", "run seed for seeded agents and bootstrap")
     _add_sandbox_options(parser, group)
     _add_run_options(parser, group)
+    _add_prices_options(parser, group)
 
 
 def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
@@ -173,6 +174,17 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         "shard",
         "run only shard I of N (whole tasks, balanced by task count), e.g. 2/3",
         ini=False,
+    )
+
+
+def _add_prices_options(parser: pytest.Parser, group: Any) -> None:
+    _add(
+        parser,
+        group,
+        "--agentbench-prices",
+        "prices",
+        "TOML price table (per model: as_of, input, cached_input, output in USD per million "
+        "tokens) for agents that report tokens but no cost",
     )
 
 

@@ -173,7 +173,11 @@ def test_a_broken_task_errors_alone_and_names_the_problem(pytester, dist) -> Non
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--agent=nosuch"], "*--agent 'nosuch': unknown agent; available: command, mock, nop*"),
+        (
+            ["--agent=nosuch"],
+            "*--agent 'nosuch': unknown agent; available: claude, codex, command, mock, nop, "
+            "opencode, oracle*",
+        ),
         (["--agent=mock", "--oracle-recoveries=1", "--retry-failures=1"], "*cannot be combined*"),
         (["--agent=mock", "--repeats=0"], "*--repeats: expected an integer >= 1, got 0*"),
         (["--agent=mock", "--agent-opt=seed"], "*expected KEY=VALUE*"),

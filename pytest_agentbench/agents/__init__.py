@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
 from pytest_agentbench import hookimpl
 from pytest_agentbench.agents.base import Agent
+from pytest_agentbench.agents.prices import Price, PriceTableError, load_prices
 from pytest_agentbench.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_agentbench.agents.cli_base import CliAgent
 
 
 def _builtin_agents() -> dict[str, type[Agent]]:
@@ -17,7 +24,26 @@ def _builtin_agents() -> dict[str, type[Agent]]:
     return {cls.name: cls for cls in (OracleAgent, NopAgent, MockAgent, CommandAgent)}
 
 
-BUILTIN_NAMES = ("oracle", "nop", "mock", "command")
+def _cli_agents() -> dict[str, type[CliAgent]]:
+    from pytest_agentbench.agents.claude import ClaudeAgent
+    from pytest_agentbench.agents.codex import CodexAgent
+    from pytest_agentbench.agents.opencode import OpencodeAgent
+
+    return {cls.name: cls for cls in (CodexAgent, ClaudeAgent, OpencodeAgent)}
+
+
+BUILTIN_NAMES = ("oracle", "nop", "mock", "command", "codex", "claude", "opencode")
+
+
+def price_table(config: pytest.Config) -> dict[str, Price]:
+    """The --agentbench-prices table (empty without one); a bad table is a usage error."""
+    raw = config.getoption("prices", None) or config.getini("agentbench_prices")
+    if not raw:
+        return {}
+    try:
+        return load_prices(Path(raw))
+    except PriceTableError as exc:
+        raise pytest.UsageError(f"--agentbench-prices: {exc}") from None
 
 
 class BuiltinAgents:
@@ -31,5 +57,8 @@ class BuiltinAgents:
     def pytest_agentbench_make_agent(
         self, name: str, settings: Settings, config: pytest.Config
     ) -> Agent | None:
+        cli_agent = _cli_agents().get(name)
+        if cli_agent is not None:
+            return cli_agent(settings, prices=price_table(config))
         factory = _builtin_agents().get(name)
         return factory(settings) if factory is not None else None

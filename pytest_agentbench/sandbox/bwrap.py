@@ -132,6 +132,15 @@ def agent_exposures(
     return paths
 
 
+def launched_programs(argv: Sequence[str]) -> list[str]:
+    """argv[0], and the programs a wrapper in front of it starts (`sh -c 'exec "$@"' ... CLI`):
+    arguments that are absolute paths of executable files."""
+    wrapped = [
+        a for a in argv[1:] if a.startswith("/") and os.path.isfile(a) and os.access(a, os.X_OK)
+    ]
+    return [argv[0], *wrapped] if argv else []
+
+
 def bwrap_works() -> str | None:
     """None when bwrap can build a sandbox here, else why not (for the auto choice and errors)."""
     binary = shutil.which("bwrap")
@@ -188,7 +197,12 @@ class BwrapSandbox(Sandbox):
             str(self.home),
             INNER_HOME,
         ]
-        for path in agent_exposures(argv, env, provider.hidden):
+        exposed: list[Path] = []
+        for program in launched_programs(argv):
+            exposed += [
+                p for p in agent_exposures([program], env, provider.hidden) if p not in exposed
+            ]
+        for path in exposed:
             bwrap += ["--ro-bind", str(path), str(path)]
         bwrap += ["--chdir", cwd, "--", *argv]
         if self.cgroup is None:

@@ -1,0 +1,155 @@
+"""Claude Code adapter: `claude -p --output-format stream-json`, resumed with `--resume`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_agentbench.agents.base import TokenUsage
+from pytest_agentbench.agents.cli_base import (
+    CliAgent,
+    StreamFacts,
+    TrialPaths,
+    as_int,
+    matches,
+    status_stop,
+)
+
+SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own stand-in message for an API error
+CONNECTION = r"connection|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|socket"
+
+
+def _this_run(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Per-model usage of this run. modelUsage and total_cost_usd grow over a resumed
+    session; model_usage_since_last_result counts this run only."""
+    per_model = result.get("model_usage_since_last_result") or result.get("modelUsage") or {}
+    return [m for m in per_model.values() if isinstance(m, Mapping)]
+
+
+def _sum(entries: Sequence[Mapping[str, Any]], key: str) -> int | None:
+    values = [as_int(entry.get(key)) for entry in entries]
+    return None if not values or None in values else sum(v for v in values if v is not None)
+
+
+def result_tokens(result: Mapping[str, Any]) -> TokenUsage | None:
+    """Totals from the result event, over every model the session used.
+
+    Claude splits prompt tokens into uncached input, cache reads and cache writes; input here
+    counts all three. Thinking tokens are not reported separately (they are in output).
+    """
+    per_model = _this_run(result)
+    if per_model:
+        uncached = _sum(per_model, "inputTokens")
+        reads = _sum(per_model, "cacheReadInputTokens")
+        writes = _sum(per_model, "cacheCreationInputTokens")
+        output = _sum(per_model, "outputTokens")
+    else:
+        usage = result.get("usage") or {}
+        uncached = as_int(usage.get("input_tokens"))
+        reads = as_int(usage.get("cache_read_input_tokens"))
+        writes = as_int(usage.get("cache_creation_input_tokens"))
+        output = as_int(usage.get("output_tokens"))
+    if uncached is None or reads is None or writes is None:
+        return TokenUsage(output=output) if output is not None else None
+    return TokenUsage(input=uncached + reads + writes, cached_input=reads, output=output)
+
+
+def result_cost(result: Mapping[str, Any]) -> float | None:
+    """This run's dollars, unless Claude Code priced a model it does not know (costBasis
+    unknown: a guess, not a price)."""
+    per_model = _this_run(result)
+    if any(m.get("costBasis") == "unknown" for m in per_model):
+        return None
+    costs = [m.get("costUSD") for m in per_model]
+    if per_model and all(isinstance(c, int | float) and not isinstance(c, bool) for c in costs):
+        return float(sum(c for c in costs if isinstance(c, int | float)))
+    cost = result.get("total_cost_usd")  # without per-model figures: a single run's total
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+
+
+class ClaudeAgent(CliAgent):
+    """Anthropic Claude Code. CLAUDE_CONFIG_DIR is private; no MCP servers but the task's."""
+
+    name = "claude"
+    default_key_env = "ANTHROPIC_API_KEY"
+    credential_env = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+    own_options = ("permission_mode", "retries")
+
+    @property
+    def permission_mode(self) -> str:
+        return self.option("permission_mode") or "bypassPermissions"
+
+    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
+        env = {
+            "CLAUDE_CONFIG_DIR": paths.inner(".claude"),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+        }
+        if self.permission_mode == "bypassPermissions":
+            env["IS_SANDBOX"] = "1"  # the harness is the sandbox; without it root is refused
+        if self.base_url:
+            env["ANTHROPIC_BASE_URL"] = self.base_url
+        if self.key_env != self.default_key_env and self.key_env in os.environ:
+            env["ANTHROPIC_API_KEY"] = os.environ[self.key_env]
+        retries = self.option("retries")
+        if retries is not None:
+            env["CLAUDE_CODE_MAX_RETRIES"] = retries
+        return env
+
+    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
+        argv = ["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
+        argv += ["--permission-mode", self.permission_mode]
+        if self.settings.model:
+            argv += ["--model", self.settings.model]
+        if self.settings.reasoning:
+            argv += ["--effort", self.settings.reasoning]
+        if session_id:
+            argv += ["--resume", session_id]
+        return [*argv, "--", prompt]
+
+    def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
+        facts = StreamFacts(tool_calls=0)
+        answered: set[str] = set()
+        api_error: Mapping[str, Any] | None = None
+        for event in events:
+            kind = event.get("type")
+            facts.session_id = event.get("session_id") or facts.session_id
+            if kind == "assistant":
+                message = event.get("message") or {}
+                if event.get("is_api_error_message") or message.get("model") == SYNTHETIC_MODEL:
+                    api_error = event
+                    continue
+                answered.add(str(message.get("id")))
+                facts.model_reported = message.get("model") or facts.model_reported
+                blocks = message.get("content") or []
+                facts.tool_calls = (facts.tool_calls or 0) + sum(
+                    1 for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_use"
+                )
+            elif kind == "result":
+                facts.tokens = result_tokens(event)
+                facts.cost_usd = result_cost(event)
+                facts.turns = as_int(event.get("num_turns"))
+                if event.get("is_error"):
+                    facts.provider_error = self._result_stop(event, api_error, bool(answered))
+        facts.model_responses = len(answered)
+        if api_error is not None and api_error.get("api_error") == "connection_failed":
+            facts.connection_failed = True
+        return facts
+
+    @staticmethod
+    def _result_stop(
+        result: Mapping[str, Any], api_error: Mapping[str, Any] | None, answered: bool
+    ) -> str | None:
+        """Provider stop for a failed result: read is_error and the status, not the subtype."""
+        text = str(result.get("result") or "")
+        status = as_int(result.get("api_error_status"))
+        cause = status_stop(status, text)
+        if cause or status is not None or result.get("terminal_reason") != "api_error":
+            return cause
+        # An API error without a status: no connection, or a malformed/broken response.
+        if matches(CONNECTION, text) and not answered:
+            return f"connection failure before the first model turn: {text}"
+        if api_error is not None and not matches(CONNECTION, text):
+            return f"server error not recovered: {text}"
+        return None

@@ -1,0 +1,355 @@
+"""What the real agent CLI adapters (codex, claude, opencode) share.
+
+Each adapter says how to build its command line, which variables and config files isolate
+it, and how to read its event stream. This module does the rest the same way for all of
+them: find the binary, run it in the trial's sandbox with a private home and a scrubbed
+environment, keep its events in a file (a long session overflows any pipe tail), resume the
+session in recovery rounds, classify provider-side stops, and price tokens when asked to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.agents.base import (
+    Agent,
+    AgentSession,
+    RoundResult,
+    TokenUsage,
+    TrialContext,
+)
+from pytest_agentbench.agents.prices import Price
+from pytest_agentbench.sandbox.base import ProcessResult
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
+
+TAIL_CHARS = 4000
+VERSION_TIMEOUT = 30.0
+REDACTED = "[redacted]"
+
+# Variables a CLI may need from the operator's environment. Everything else -- notably the
+# variables of an agent session the benchmark itself may run inside (CLAUDECODE, CODEX_*,
+# OPENCODE_*, ...) -- never reaches the child.
+BASE_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TERM",
+    "TZ",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+)
+COMMON_OPTIONS = ("bin", "base_url", "api_key_env", "env")
+
+NO_RESPONSE_STOP = "no model response before the deadline (provider hung, unreachable or retrying)"
+CONNECTION_STOP = "connection failure before the first model turn"
+
+
+@dataclass
+class StreamFacts:
+    """What one round's event stream says. None means the CLI did not say."""
+
+    session_id: str | None = None
+    model_reported: str | None = None
+    tokens: TokenUsage | None = None
+    cost_usd: float | None = None
+    turns: int | None = None
+    tool_calls: int | None = None
+    model_responses: int = 0  # model answers that arrived; 0 means the provider never answered
+    provider_error: str | None = None  # a provider-side error that ended the round
+    connection_failed: bool = False
+
+
+def status_stop(status: int | None, message: str) -> str | None:
+    """The provider-stop cause for an HTTP status, or None when the status is the agent's."""
+    if status == 429:
+        return f"rate limit (429): {message}"
+    if status in (401, 403):
+        return f"authentication ({status}): {message}"
+    if status is not None and status >= 500:
+        return f"server error ({status}) not recovered: {message}"
+    return None
+
+
+def provider_stop(result: ProcessResult, facts: StreamFacts) -> str | None:
+    """Why the round is not the agent's outcome, or None when it is.
+
+    A provider error that ended the round stops it; so does a connection failure or a
+    deadline reached before the model ever answered. Transient notices the CLI recovered
+    from never reach here: parsers only report errors that ended the round.
+    """
+    if facts.provider_error:
+        return facts.provider_error
+    if facts.model_responses == 0 and facts.connection_failed:
+        return CONNECTION_STOP
+    if facts.model_responses == 0 and result.timed_out:
+        return NO_RESPONSE_STOP
+    return None
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of an event file, one a line; other lines (banners, junk) are skipped."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    events = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def as_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def toml_value(value: str) -> str:
+    """A TOML string literal (for codex `-c key=value`)."""
+    return json.dumps(value)
+
+
+@dataclass(frozen=True)
+class TrialPaths:
+    """The private home of one trial, as the host and as the agent process see it."""
+
+    host_home: Path
+    inner_home: str
+
+    def host(self, rel: str) -> Path:
+        return self.host_home / rel
+
+    def inner(self, rel: str) -> str:
+        return f"{self.inner_home.rstrip('/')}/{rel}"
+
+
+class CliAgent(Agent):
+    """An agent CLI run headless in the workspace, one process per round."""
+
+    default_key_env: str  # the variable the CLI reads its API key from
+    cumulative_usage = False  # a resumed session reports totals since the session began
+    credential_env: tuple[str, ...] = ()  # further credential variables passed through
+    own_options: tuple[str, ...] = ()  # --agent-opt keys this adapter adds
+
+    def __init__(self, settings: Settings, prices: Mapping[str, Price] | None = None) -> None:
+        super().__init__(settings)
+        allowed = (*COMMON_OPTIONS, *self.own_options)
+        unknown = sorted(set(settings.agent_opts) - set(allowed))
+        if unknown:
+            raise pytest.UsageError(
+                f"--agent-opt {', '.join(unknown)}: unknown option(s) for --agent={self.name}; "
+                f"allowed: {', '.join(allowed)}"
+            )
+        self.prices = dict(prices or {})
+        self.binary = self._find_binary()
+        self.base_url = self.option("base_url")
+        self.key_env = self.option("api_key_env") or self.default_key_env
+        self.extra_env = [n for n in (self.option("env") or "").split(",") if n]
+        self._version: str | None = None
+
+    def _find_binary(self) -> str:
+        explicit = self.option("bin")
+        if explicit:
+            return explicit
+        found = find_cli(self.name)
+        if found is None:
+            raise pytest.UsageError(
+                f"--agent={self.name}: {missing_reason(self.name)}; or pass --agent-opt bin=PATH"
+            )
+        return str(found)
+
+    # What each adapter says -------------------------------------------------------------
+
+    @abstractmethod
+    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
+        """argv after the binary; session_id set means: continue that session."""
+
+    @abstractmethod
+    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
+        """Variables that point the CLI at its private config and at the provider."""
+
+    @abstractmethod
+    def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
+        """Read one round's events."""
+
+    def prepare(self, paths: TrialPaths) -> None:
+        """Write private config files before the first round."""
+
+    def reported_cost_is_known(self) -> bool:
+        """Whether the CLI's own cost figure means dollars (not a guess or a 0 placeholder)."""
+        return True
+
+    # Shared behaviour ------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        return {
+            **super().info(),
+            "cli_version": self.cli_version(),
+            "pinned_version": PINS[self.name].version,
+            "binary": self.binary,
+            "base_url": self.base_url,
+        }
+
+    def cli_version(self) -> str | None:
+        """`BIN --version`, run once with a throwaway home: even --version writes there."""
+        if self._version is None:
+            with tempfile.TemporaryDirectory(prefix="agentbench-version-") as home:
+                paths = TrialPaths(Path(home), home)
+                self.prepare(paths)
+                env = self.child_env(paths)
+                try:
+                    done = subprocess.run(
+                        [self.binary, "--version"],
+                        env=env,
+                        cwd=home,
+                        stdin=subprocess.DEVNULL,
+                        capture_output=True,
+                        timeout=VERSION_TIMEOUT,
+                        check=False,
+                    )
+                except (OSError, subprocess.TimeoutExpired):
+                    return None
+                lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
+                self._version = lines[0].strip() if done.returncode == 0 and lines else None
+        return self._version
+
+    def passthrough_names(self) -> list[str]:
+        return [*self.credential_env, self.key_env, *self.extra_env]
+
+    def child_env(self, paths: TrialPaths) -> dict[str, str]:
+        """A small environment: base variables, credentials, and private config locations."""
+        env = {name: os.environ[name] for name in BASE_ENV if name in os.environ}
+        env.update({n: os.environ[n] for n in self.passthrough_names() if n in os.environ})
+        env.update(
+            HOME=paths.inner_home,
+            TMPDIR=paths.inner("tmp"),
+            XDG_CONFIG_HOME=paths.inner(".config"),
+            XDG_DATA_HOME=paths.inner(".local/share"),
+            XDG_CACHE_HOME=paths.inner(".cache"),
+            XDG_STATE_HOME=paths.inner(".local/state"),
+        )
+        for rel in ("tmp", ".config", ".local/share", ".cache", ".local/state"):
+            paths.host(rel).mkdir(parents=True, exist_ok=True)
+        env.update(self.adapter_env(paths))
+        return env
+
+    def secrets(self) -> list[str]:
+        """Credential values that must never appear in anything saved."""
+        values = {os.environ.get(n, "") for n in self.passthrough_names()}
+        return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        for secret in self.secrets():
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def price(self, facts: StreamFacts, tokens: TokenUsage | None) -> float | None:
+        """The round's dollars: the CLI's own figure when it is real, else the price table."""
+        if facts.cost_usd is not None and self.reported_cost_is_known():
+            return facts.cost_usd
+        for model in (facts.model_reported, self.settings.model):
+            if model and model in self.prices:
+                return self.prices[model].cost(tokens)
+        return None
+
+    def start(self, ctx: TrialContext) -> AgentSession:
+        return CliSession(self, ctx)
+
+
+_EVENTS_WRAPPER = 'out="$1"; shift; exec "$@" >"$out"'
+
+
+class CliSession(AgentSession):
+    """One trial's conversation: round 0 starts it, recovery rounds resume it."""
+
+    def __init__(self, agent: CliAgent, ctx: TrialContext) -> None:
+        self.agent = agent
+        self.ctx = ctx
+        self.paths = TrialPaths(ctx.sandbox.home, ctx.sandbox.inner_home)
+        self.session_id: str | None = None
+        self.reported: TokenUsage | None = TokenUsage(0, 0, 0, 0)  # None: base unknown
+        agent.prepare(self.paths)
+
+    def round_tokens(self, reported: TokenUsage | None) -> TokenUsage | None:
+        """This round's tokens; for session-cumulative CLIs, the growth since the last round."""
+        if not self.agent.cumulative_usage:
+            return reported
+        base, self.reported = self.reported, reported
+        if reported is None or base is None:
+            return None
+        return TokenUsage(
+            **{
+                key: None
+                if value is None or getattr(base, key) is None
+                else value - getattr(base, key)
+                for key, value in reported.to_dict().items()
+            }
+        )
+
+    def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
+        agent = self.agent
+        events_name = f"events-{round_index}.jsonl"
+        resume = self.session_id if round_index > 0 else None
+        argv = [
+            "/bin/sh",
+            "-c",
+            _EVENTS_WRAPPER,
+            f"agentbench-{agent.name}",
+            self.paths.inner(events_name),
+            agent.binary,
+            *agent.command(prompt, resume, self.paths),
+        ]
+        result = self.ctx.sandbox.run(argv, env=agent.child_env(self.paths), timeout=timeout)
+        events_file = self.paths.host(events_name)
+        facts = agent.parse(read_events(events_file))
+        tokens = self.round_tokens(facts.tokens)
+        self.session_id = facts.session_id or self.session_id
+        stdout = events_file.read_bytes()[-TAIL_CHARS:] if events_file.exists() else b""
+        return RoundResult(
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            wall_s=result.wall_s,
+            tokens=tokens,
+            cost_usd=agent.price(facts, tokens),
+            turns=facts.turns,
+            tool_calls=facts.tool_calls,
+            session_id=facts.session_id or self.session_id,
+            model_reported=facts.model_reported,
+            stdout_tail=agent.scrub(stdout.decode("utf-8", "replace")),
+            stderr_tail=agent.scrub(result.stderr.decode("utf-8", "replace")[-TAIL_CHARS:]),
+            provider_stop=_scrubbed(agent, provider_stop(result, facts)),
+        )
+
+
+def _scrubbed(agent: CliAgent, text: str | None) -> str | None:
+    return agent.scrub(text) if text is not None else None
+
+
+def matches(pattern: str, text: str) -> bool:
+    return re.search(pattern, text, re.IGNORECASE) is not None

@@ -1,0 +1,126 @@
+"""Codex CLI adapter: `codex exec --json`, resumed with `codex exec resume`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_agentbench.agents.base import TokenUsage
+from pytest_agentbench.agents.cli_base import (
+    CliAgent,
+    StreamFacts,
+    TrialPaths,
+    as_int,
+    matches,
+    toml_value,
+)
+
+PROVIDER = "agentbench"
+TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+RATE_LIMIT = r"\b429\b|too many requests|rate.?limit|usage limit|quota"
+AUTH = r"\b40[13]\b|unauthorized|forbidden|invalid api key"
+SERVER = (
+    r"\b5\d\d\b|high demand|internal server error|service unavailable|overloaded"
+    r"|stream disconnected|stream closed"
+)
+CONNECTION = r"connection failed|error sending request|waiting for network|connection refused"
+
+
+def failure_stop(message: str) -> str | None:
+    """A provider-stop cause for the message of a failed codex turn (codex gives no status)."""
+    if matches(RATE_LIMIT, message):
+        return f"rate limit (429): {message}"
+    if matches(AUTH, message):
+        return f"authentication: {message}"
+    if matches(SERVER, message):
+        return f"server error not recovered: {message}"
+    return None
+
+
+class CodexAgent(CliAgent):
+    """OpenAI Codex CLI. CODEX_HOME is private; TMPDIR must not contain it (else codex skips
+    its sandbox helper and every shell call fails)."""
+
+    name = "codex"
+    default_key_env = "OPENAI_API_KEY"
+    cumulative_usage = True  # `exec resume` reports usage since the session began
+    credential_env = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+    own_options = ("sandbox", "retries")
+
+    def prepare(self, paths: TrialPaths) -> None:
+        paths.host(".codex").mkdir(exist_ok=True)
+
+    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
+        return {"CODEX_HOME": paths.inner(".codex")}
+
+    def config(self) -> dict[str, str]:
+        """`-c key=value` overrides: sandbox, effort, and the provider when base_url is set."""
+        values = {"sandbox_mode": self.option("sandbox") or "workspace-write"}
+        if self.settings.reasoning:
+            values["model_reasoning_effort"] = self.settings.reasoning
+        if self.base_url:
+            prefix = f"model_providers.{PROVIDER}"
+            values.update(
+                {
+                    "model_provider": PROVIDER,
+                    f"{prefix}.name": PROVIDER,
+                    f"{prefix}.base_url": self.base_url,
+                    f"{prefix}.env_key": self.key_env,
+                    f"{prefix}.wire_api": "responses",
+                }
+            )
+            retries = self.option("retries")
+            if retries is not None:
+                values[f"{prefix}.request_max_retries"] = retries
+                values[f"{prefix}.stream_max_retries"] = retries
+        return values
+
+    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
+        argv = ["exec", *(["resume"] if session_id else [])]
+        argv += ["--json", "--skip-git-repo-check", "--ignore-user-config"]
+        if self.settings.model:
+            argv += ["-m", self.settings.model]
+        for key, value in self.config().items():
+            rendered = value if value.isdigit() else toml_value(value)
+            argv += ["-c", f"{key}={rendered}"]
+        return [*argv, "--", *([session_id] if session_id else []), prompt]
+
+    def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
+        facts = StreamFacts(tool_calls=0)
+        usage: dict[str, int] = {}
+        started = completed = 0
+        failure: str | None = None
+        for event in events:
+            kind = event.get("type")
+            if kind == "thread.started":
+                facts.session_id = event.get("thread_id") or facts.session_id
+            elif kind == "turn.started":
+                started += 1
+            elif kind == "turn.completed":
+                completed += 1
+                facts.model_responses += 1
+                for key, value in (event.get("usage") or {}).items():
+                    if as_int(value) is not None:
+                        usage[key] = usage.get(key, 0) + value
+            elif kind == "item.completed":
+                item_type = (event.get("item") or {}).get("type")
+                if item_type in TOOL_ITEMS:
+                    facts.tool_calls = (facts.tool_calls or 0) + 1
+                if item_type != "error":
+                    facts.model_responses += 1
+            elif kind == "turn.failed":
+                failure = str((event.get("error") or {}).get("message") or "turn failed")
+            elif kind == "error" and matches(CONNECTION, str(event.get("message"))):
+                facts.connection_failed = True
+        if failure is not None:
+            facts.provider_error = failure_stop(failure)
+            facts.connection_failed = facts.connection_failed or matches(CONNECTION, failure)
+        # Usage arrives only with a completed turn: a failed or cut-off turn spent unknown tokens.
+        if completed and completed == started:
+            facts.tokens = TokenUsage(
+                input=usage.get("input_tokens"),
+                cached_input=usage.get("cached_input_tokens"),
+                output=usage.get("output_tokens"),
+                reasoning=usage.get("reasoning_output_tokens"),
+            )
+        return facts

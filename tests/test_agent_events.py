@@ -1,0 +1,171 @@
+"""Parsing real event streams recorded from codex, claude and opencode (tests/fixtures/events).
+
+The streams were captured from the pinned CLIs against the scripted model server, which
+served 1000 input tokens (800 cached) and 50 output tokens (10 reasoning) per response.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_agentbench.agents.base import TokenUsage
+from pytest_agentbench.agents.claude import ClaudeAgent
+from pytest_agentbench.agents.cli_base import (
+    CONNECTION_STOP,
+    NO_RESPONSE_STOP,
+    CliAgent,
+    StreamFacts,
+    provider_stop,
+    read_events,
+)
+from pytest_agentbench.agents.codex import CodexAgent
+from pytest_agentbench.agents.opencode import OpencodeAgent
+from pytest_agentbench.sandbox.base import ProcessResult
+from pytest_agentbench.settings import Settings
+
+EVENTS = Path(__file__).parent / "fixtures" / "events"
+AGENTS: dict[str, type[CliAgent]] = {
+    "codex": CodexAgent,
+    "claude": ClaudeAgent,
+    "opencode": OpencodeAgent,
+}
+
+
+def agent(name: str, **opts: str) -> CliAgent:
+    settings = Settings(agent=name, model="scripted-model", agent_opts={"bin": "/bin/true", **opts})
+    return AGENTS[name](settings)
+
+
+def facts(name: str, stream: str) -> StreamFacts:
+    return agent(name).parse(read_events(EVENTS / name / f"{stream}.jsonl"))
+
+
+def usage(responses: int, reasoning: bool = True) -> TokenUsage:
+    return TokenUsage(
+        input=1000 * responses,
+        cached_input=800 * responses,
+        output=50 * responses,
+        reasoning=10 * responses if reasoning else None,
+    )
+
+
+# Successful runs -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "responses", "tool_calls", "turns"),
+    [("codex", 3, 2, None), ("claude", 4, 3, 4), ("opencode", 4, 3, 4)],
+)
+def test_success_stream_gives_the_served_tokens(
+    name: str, responses: int, tool_calls: int, turns: int | None
+) -> None:
+    got = facts(name, "success")
+    assert got.tokens == usage(responses, reasoning=name != "claude")
+    assert got.tool_calls == tool_calls
+    assert got.turns == turns
+    assert got.session_id
+    assert got.provider_error is None and got.model_responses > 0
+
+
+def test_claude_reports_the_model_but_not_a_guessed_cost() -> None:
+    got = facts("claude", "success")
+    assert got.model_reported == "scripted-model"
+    assert got.cost_usd is None  # costBasis "unknown": Claude Code guessed a price
+
+
+def test_opencode_cost_from_a_provider_without_prices_is_unknown() -> None:
+    oc = agent("opencode", base_url="http://127.0.0.1:1/v1")
+    got = oc.parse(read_events(EVENTS / "opencode" / "success.jsonl"))
+    assert got.cost_usd == pytest.approx(0.0028)  # what opencode printed ...
+    assert oc.price(got, got.tokens) is None  # ... is not a price we trust
+
+
+@pytest.mark.parametrize("name", ["codex", "claude", "opencode"])
+def test_transient_server_error_that_was_retried_is_not_a_stop(name: str) -> None:
+    got = facts(name, "transient_500")
+    assert got.provider_error is None
+    assert got.tokens == usage(1, reasoning=name != "claude")
+
+
+# Resumed sessions ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["codex", "claude", "opencode"])
+def test_resumed_round_continues_the_same_session(name: str) -> None:
+    first, second = facts(name, "resume_round0"), facts(name, "resume_round1")
+    assert first.session_id and first.session_id == second.session_id
+
+
+def test_codex_reports_session_totals_on_resume() -> None:
+    assert facts("codex", "resume_round0").tokens == usage(2)
+    assert facts("codex", "resume_round1").tokens == usage(4)  # both rounds together
+
+
+@pytest.mark.parametrize("name", ["claude", "opencode"])
+def test_claude_and_opencode_report_each_run_on_resume(name: str) -> None:
+    expected = usage(2, reasoning=name != "claude")
+    assert facts(name, "resume_round0").tokens == expected
+    assert facts(name, "resume_round1").tokens == expected
+
+
+# Provider-side failures ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["codex", "claude", "opencode"])
+@pytest.mark.parametrize(
+    ("stream", "words"),
+    [("rate_limit", "rate limit (429)"), ("auth", "authentication")],
+)
+def test_rate_limit_and_auth_errors_are_provider_stops(name: str, stream: str, words: str) -> None:
+    got = facts(name, stream)
+    assert got.provider_error is not None and got.provider_error.startswith(words)
+    assert got.tokens is None or got.tokens.input in (0, None)
+
+
+@pytest.mark.parametrize("name", ["codex", "claude"])
+def test_unrecovered_server_errors_and_broken_streams_are_provider_stops(name: str) -> None:
+    for stream in ("server_error", "dropped_stream"):
+        cause = facts(name, stream).provider_error
+        assert cause is not None and cause.startswith("server error"), (stream, cause)
+
+
+def test_codex_gives_no_tokens_for_a_failed_turn() -> None:
+    assert facts("codex", "rate_limit").tokens is None
+
+
+def test_opencode_broken_stream_steps_are_not_model_responses() -> None:
+    got = facts("opencode", "dropped_stream")
+    assert got.model_responses == 0 and got.provider_error is None
+
+
+@pytest.mark.parametrize("name", ["codex", "claude"])
+def test_connection_failure_before_any_answer(name: str) -> None:
+    got = facts(name, "no_connection")
+    result = ProcessResult(exit_code=1, timed_out=name == "codex", wall_s=1, stdout=b"", stderr=b"")
+    cause = provider_stop(result, got)
+    assert cause is not None and cause.startswith(CONNECTION_STOP)
+
+
+@pytest.mark.parametrize("name", ["codex", "claude", "opencode"])
+def test_hung_provider_at_the_deadline_is_a_stop(name: str) -> None:
+    got = facts(name, "hang")
+    assert got.model_responses == 0
+    timed_out = ProcessResult(exit_code=None, timed_out=True, wall_s=6, stdout=b"", stderr=b"")
+    assert provider_stop(timed_out, got) == NO_RESPONSE_STOP
+
+
+def test_timeout_after_the_model_answered_is_the_agents_outcome() -> None:
+    got = facts("codex", "success")
+    timed_out = ProcessResult(exit_code=None, timed_out=True, wall_s=6, stdout=b"", stderr=b"")
+    assert provider_stop(timed_out, got) is None
+
+
+@pytest.mark.parametrize("name", ["codex", "claude", "opencode"])
+def test_empty_or_garbled_stream_says_nothing(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text('not json\n{"type": "unknown"}\n[1, 2]\n{"truncated": ', encoding="utf-8")
+    got = agent(name).parse(read_events(path))
+    assert got.tokens is None and got.cost_usd is None and got.provider_error is None
+    assert got.model_responses == 0

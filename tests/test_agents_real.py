@@ -1,0 +1,216 @@
+"""The codex, claude and opencode adapters against the real CLIs, driven by the scripted server.
+
+Each test runs `pytest --agent=X` on a one-file task. The real binary talks to the scripted
+model server on 127.0.0.1, edits the workspace, and the run is graded and reported as usual.
+Skipped only when the pinned CLI is not installed (.ci/install-agent-clis.sh installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_agentbench.testing.clis import find_cli, missing_reason
+from pytest_agentbench.testing.model_server import ScriptedModelServer
+
+if TYPE_CHECKING:
+    from pytest_agentbench.testing.pytest_plugin import ServerFactory
+
+pytestmark = pytest.mark.real
+pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
+
+CLIS = ["codex", "claude", "opencode"]
+PROMPT = "In notes.txt, change the word hello to goodbye. Change nothing else."
+INPUT = "hello\nworld\n"
+EXPECTED = "goodbye\nworld\n"
+EDIT = {"calls": [{"edit": "notes.txt", "old": "hello", "new": "goodbye"}]}
+USAGE = {"input": 1500, "cached_input": 1200, "output": 70, "reasoning": 20}
+# What each CLI reports: codex and opencode give reasoning tokens, Claude Code does not.
+REPORTS_REASONING = {"codex": True, "claude": False, "opencode": True}
+
+
+@pytest.fixture(params=CLIS)
+def cli(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    if find_cli(name) is None:
+        pytest.skip(missing_reason(name))
+    return name
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A unique fake key: it must never show up in output, and it marks our processes."""
+    key = f"sk-scripted-{uuid.uuid4().hex}"
+    monkeypatch.setenv("AGENTBENCH_TEST_KEY", key)
+    return key
+
+
+@pytest.fixture
+def task_dir(pytester: pytest.Pytester) -> Path:
+    root = pytester.path / "tasks" / "edit-notes"
+    (root / "workspace").mkdir(parents=True)
+    (root / "expected").mkdir()
+    (root / "task.toml").write_text(f'prompt = "{PROMPT}"\ntimeout = 60\n', encoding="utf-8")
+    (root / "workspace" / "notes.txt").write_text(INPUT, encoding="utf-8")
+    (root / "expected" / "notes.txt").write_text(EXPECTED, encoding="utf-8")
+    return root
+
+
+def run_agent(
+    pytester: pytest.Pytester,
+    cli: str,
+    server: ScriptedModelServer,
+    task_dir: Path,
+    *extra: str,
+) -> tuple[pytest.RunResult, dict[str, Any]]:
+    base_url = server.base_url if cli == "claude" else server.openai_base_url
+    args = [
+        f"--agent={cli}",
+        f"--tasks={task_dir}",
+        "--model=scripted-model",
+        f"--agent-opt=bin={find_cli(cli)}",
+        f"--agent-opt=base_url={base_url}",
+        "--agent-opt=api_key_env=AGENTBENCH_TEST_KEY",
+        "--agentbench-json=report.json",
+        "-p",
+        "no:cacheprovider",
+        *(["--agent-opt=retries=0"] if cli != "opencode" else []),
+        *extra,
+    ]
+    result = pytester.runpytest_subprocess(*args, timeout=120)
+    report_path = pytester.path / "report.json"
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    return result, report
+
+
+def served_totals(server: ScriptedModelServer, cli: str) -> dict[str, int | None]:
+    totals = server.served_usage()
+    return {
+        "input": totals["input"],
+        "cached_input": totals["cached_input"],
+        "output": totals["output"],
+        "reasoning": totals["reasoning"] if REPORTS_REASONING[cli] else None,
+    }
+
+
+def test_edit_passes_exact_grading_and_tokens_match_the_server(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    server = agentbench_model_server(
+        {"usage": USAGE, "turns": [EDIT, {"message": "Changed hello to goodbye."}]}
+    )
+    result, report = run_agent(pytester, cli, server, task_dir)
+    result.assert_outcomes(passed=1)
+    (obs,) = report["observations"]
+    assert obs["status"] == "scored" and obs["first_exact"] is True
+    assert obs["tokens"] == served_totals(server, cli)
+    assert obs["agent"]["session_id"]
+    assert obs["agent"]["tool_calls"] >= 1
+    assert report["run"]["agent_info"]["cli_version"]
+    result.stdout.fnmatch_lines([f"agentbench: agent {cli} (*"])
+    assert api_key not in result.stdout.str() + result.stderr.str()
+    assert api_key not in (pytester.path / "report.json").read_text()
+    assert not server.player.finished or server.tool_requests()[-1].served == "message"
+
+
+def test_recovery_round_resumes_the_same_session(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    wrong = {"calls": [{"edit": "notes.txt", "old": "hello", "new": "Goodbye"}]}
+    fix = {"calls": [{"edit": "notes.txt", "old": "Goodbye", "new": "goodbye"}]}
+    server = agentbench_model_server(
+        {"usage": USAGE, "turns": [wrong, {"message": "Done."}, fix, {"message": "Fixed."}]}
+    )
+    result, report = run_agent(pytester, cli, server, task_dir, "--oracle-recoveries=1")
+    result.assert_outcomes(passed=1)
+    (obs,) = report["observations"]
+    assert [r["exact"] for r in obs["rounds"]] == [False, True]
+    assert obs["first_exact"] is False and obs["final_exact"] is True
+    assert obs["tokens"] == served_totals(server, cli)
+    # The recovery round continues the conversation: its requests carry the first prompt.
+    recovery = [r for r in server.tool_requests() if r.turn is not None and r.turn >= 2]
+    assert recovery
+    assert all(PROMPT in json.dumps(r.body) for r in recovery)
+
+
+@pytest.mark.parametrize("status", [429, 401])
+def test_provider_error_stops_the_run_unscored(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+    status: int,
+) -> None:
+    server = agentbench_model_server({"turns": [{"fault": status}]})
+    result, report = run_agent(pytester, cli, server, task_dir, "--repeats=2")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) == 0
+    result.stdout.fnmatch_lines([f"*provider stop*{status}*"])
+    (obs,) = report["observations"]  # the second repeat never ran
+    assert obs["status"] == "provider_stop" and str(status) in obs["cause"]
+    assert report["summary"]["provider_stops"] == 1
+    assert report["summary"]["trials"] == 0
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def test_hung_server_trips_the_deadline_and_leaves_no_process(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    server = agentbench_model_server({"turns": [{"fault": "hang", "seconds": 120}]})
+    started = time.monotonic()
+    result, report = run_agent(pytester, cli, server, task_dir, "--agent-timeout=6")
+    assert time.monotonic() - started < 60
+    (obs,) = report["observations"]
+    assert obs["status"] == "provider_stop"
+    assert "deadline" in obs["cause"]
+    assert result.ret != 0
+    assert _processes_with(api_key) == []
+
+
+def test_provider_stop_also_stops_an_xdist_run(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    if find_cli("codex") is None:
+        pytest.skip(missing_reason("codex"))
+    server = agentbench_model_server({"turns": [{"fault": 429}]})
+    result, report = run_agent(pytester, "codex", server, task_dir, "--repeats=6", "-n", "2")
+    assert result.parseoutcomes().get("passed", 0) == 0
+    observations = report["observations"]
+    assert observations and all(o["status"] == "provider_stop" for o in observations)
+    assert len(observations) < 6  # the run stopped before every repeat had run
+    assert report["summary"]["provider_stops"] == len(observations)

@@ -1,0 +1,234 @@
+"""Command lines, isolation, credentials and prices of the CLI adapters (no binary needed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_agentbench.agents.base import TokenUsage
+from pytest_agentbench.agents.claude import ClaudeAgent
+from pytest_agentbench.agents.cli_base import CliAgent, CliSession, TrialPaths
+from pytest_agentbench.agents.codex import CodexAgent
+from pytest_agentbench.agents.opencode import OpencodeAgent
+from pytest_agentbench.agents.prices import Price, PriceTableError, load_prices
+from pytest_agentbench.settings import Settings
+
+SECRET = "sk-very-secret-value-42"
+
+
+def make(cls: type[CliAgent], model: str | None = "m1", **opts: str) -> CliAgent:
+    return cls(Settings(agent=cls.name, model=model, agent_opts={"bin": "/bin/true", **opts}))
+
+
+@pytest.fixture
+def paths(tmp_path: Path) -> TrialPaths:
+    return TrialPaths(tmp_path, str(tmp_path))
+
+
+def test_codex_command_line_and_resume(paths: TrialPaths) -> None:
+    codex = make(CodexAgent, base_url="http://127.0.0.1:9/v1", api_key_env="MY_KEY", retries="0")
+    first = codex.command("-do it-", None, paths)
+    assert first[:2] == ["exec", "--json"] and first[-2:] == ["--", "-do it-"]
+    assert 'model_providers.agentbench.base_url="http://127.0.0.1:9/v1"' in first
+    assert 'model_providers.agentbench.env_key="MY_KEY"' in first
+    assert "model_providers.agentbench.request_max_retries=0" in first
+    assert 'sandbox_mode="workspace-write"' in first
+    resumed = codex.command("again", "thread-1", paths)
+    assert resumed[:3] == ["exec", "resume", "--json"]
+    assert resumed[-3:] == ["--", "thread-1", "again"]
+
+
+def test_codex_home_is_not_under_its_tmpdir(paths: TrialPaths) -> None:
+    codex = make(CodexAgent)
+    codex.prepare(paths)
+    env = codex.child_env(paths)
+    assert not env["CODEX_HOME"].startswith(env["TMPDIR"].rstrip("/") + "/")
+    assert Path(env["CODEX_HOME"]).is_dir()
+
+
+def test_claude_command_line(paths: TrialPaths) -> None:
+    claude = ClaudeAgent(
+        Settings(agent="claude", model="m1", reasoning="high", agent_opts={"bin": "/bin/true"})
+    )
+    argv = claude.command("fix it", "sess-1", paths)
+    assert argv[:5] == ["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
+    for pair in (["--model", "m1"], ["--effort", "high"], ["--resume", "sess-1"]):
+        assert any(argv[i : i + 2] == pair for i in range(len(argv)))
+    assert argv[-2:] == ["--", "fix it"]
+    env = claude.child_env(paths)
+    assert env["IS_SANDBOX"] == "1" and env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+
+
+def test_claude_key_from_another_variable(
+    paths: TrialPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GATEWAY_KEY", SECRET)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    claude = make(ClaudeAgent, base_url="http://gw:8080", api_key_env="GATEWAY_KEY")
+    env = claude.child_env(paths)
+    assert env["ANTHROPIC_API_KEY"] == SECRET and env["ANTHROPIC_BASE_URL"] == "http://gw:8080"
+
+
+def test_opencode_config_names_the_key_variable_never_its_value(
+    paths: TrialPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GATEWAY_KEY", SECRET)
+    oc = make(OpencodeAgent, base_url="http://127.0.0.1:9/v1", api_key_env="GATEWAY_KEY")
+    oc.prepare(paths)
+    text = paths.host("opencode.json").read_text()
+    assert SECRET not in text
+    provider = json.loads(text)["provider"]["agentbench"]
+    assert provider["options"] == {
+        "baseURL": "http://127.0.0.1:9/v1",
+        "apiKey": "{env:GATEWAY_KEY}",
+    }
+    argv = oc.command("go", "ses_1", paths)
+    assert argv[argv.index("-m") : argv.index("-m") + 2] == ["-m", "agentbench/m1"]
+    assert argv[-4:] == ["-s", "ses_1", "--", "go"]
+    assert oc.child_env(paths)["GATEWAY_KEY"] == SECRET
+
+
+def test_opencode_with_base_url_needs_a_model() -> None:
+    with pytest.raises(pytest.UsageError, match="needs --model"):
+        make(OpencodeAgent, model=None, base_url="http://127.0.0.1:9/v1")
+
+
+@pytest.mark.parametrize("cls", [CodexAgent, ClaudeAgent, OpencodeAgent])
+def test_parent_agent_session_variables_never_reach_the_child(
+    cls: type[CliAgent], paths: TrialPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_SANDBOX", "CODEX_HOME",
+                 "OPENCODE", "OPENCODE_CONFIG_CONTENT", "AWS_SECRET_ACCESS_KEY"):  # fmt: skip
+        monkeypatch.setenv(name, "from-the-parent")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    env = make(cls).child_env(paths)
+    assert "from-the-parent" not in env.values()
+    assert env["HOME"] == str(paths.host_home)
+    assert env["XDG_CONFIG_HOME"].startswith(str(paths.host_home))
+    if cls is not ClaudeAgent:
+        assert env["OPENAI_API_KEY"] == SECRET
+
+
+def test_extra_variables_pass_only_when_named(
+    paths: TrialPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CORP_CA_BUNDLE", "/etc/ca.pem")
+    assert "CORP_CA_BUNDLE" not in make(CodexAgent).child_env(paths)
+    assert make(CodexAgent, env="CORP_CA_BUNDLE").child_env(paths)["CORP_CA_BUNDLE"]
+
+
+def test_credentials_are_scrubbed_from_saved_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    claude = make(ClaudeAgent)
+    assert claude.scrub(f"error: bad key {SECRET}!") == "error: bad key [redacted]!"
+
+
+def test_unknown_agent_option_is_a_usage_error() -> None:
+    with pytest.raises(pytest.UsageError, match=r"permission_mode.*allowed: .*sandbox"):
+        make(CodexAgent, permission_mode="x")
+
+
+def test_missing_binary_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENTBENCH_CLI_CACHE", str(tmp_path))
+    monkeypatch.delenv("AGENTBENCH_CODEX_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pytest.UsageError, match=r"install-agent-clis\.sh.*bin=PATH"):
+        CodexAgent(Settings(agent="codex"))
+
+
+class _Sandbox:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.inner_home = str(home)
+
+
+class _Ctx:
+    def __init__(self, home: Path) -> None:
+        self.sandbox = _Sandbox(home)
+
+
+def test_session_cumulative_usage_becomes_per_round(tmp_path: Path) -> None:
+    session = CliSession(make(CodexAgent), _Ctx(tmp_path))  # type: ignore[arg-type]
+    assert session.round_tokens(TokenUsage(2000, 1600, 100, 20)) == TokenUsage(2000, 1600, 100, 20)
+    assert session.round_tokens(TokenUsage(4000, 3200, 200, 40)) == TokenUsage(2000, 1600, 100, 20)
+    assert session.round_tokens(None) is None  # a failed round: unknown ...
+    assert session.round_tokens(TokenUsage(9000, 0, 0, 0)) is None  # ... and so is the next
+
+
+# Price table ---------------------------------------------------------------------------------
+
+
+def test_price_table_prices_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "prices.toml"
+    path.write_text('["m1"]\nas_of = 2026-11-01\ninput = 2.0\ncached_input = 0.5\noutput = 10.0\n')
+    price = load_prices(path)["m1"]
+    assert price.as_of == "2026-11-01"
+    assert price.cost(TokenUsage(1_000_000, 400_000, 100_000, None)) == pytest.approx(
+        1.2 + 0.2 + 1.0
+    )
+    assert price.cost(TokenUsage(1000, None, 10, None)) is None
+
+
+def test_price_is_used_only_where_the_cli_gives_no_cost(tmp_path: Path) -> None:
+    codex = CodexAgent(
+        Settings(agent="codex", model="m1", agent_opts={"bin": "/bin/true"}),
+        prices={"m1": Price("2026-11-01", 1.0, 0.1, 2.0)},
+    )
+    from pytest_agentbench.agents.cli_base import StreamFacts
+
+    tokens = TokenUsage(1_000_000, 0, 1_000_000, 0)
+    assert codex.price(StreamFacts(tokens=tokens), tokens) == pytest.approx(3.0)
+    assert make(CodexAgent).price(StreamFacts(tokens=tokens), tokens) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('["m"]\ninput = 1\ncached_input = 1\noutput = 1\n', "as_of"),
+        ('["m"]\nas_of = "2026-01-01"\ninput = -1\ncached_input = 1\noutput = 1\n', "'input'"),
+        ('["m"]\nas_of = "2026-01-01"\ninput = 1\noutput = 1\n', "'cached_input'"),
+        ('["m"]\nas_of = "x"\ninput = 1\ncached_input = 1\noutput = 1\nextra = 2\n', "extra"),
+        ("m = 3\n", "must be a table"),
+        ("[[[", "invalid TOML"),
+    ],
+)
+def test_bad_price_table_names_file_and_field(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "prices.toml"
+    path.write_text(text)
+    with pytest.raises(PriceTableError, match=str(path)) as info:
+        load_prices(path)
+    assert words in str(info.value)
+
+
+@given(
+    uncached=st.integers(0, 10**7),
+    cached=st.integers(0, 10**7),
+    output=st.integers(0, 10**7),
+)
+def test_price_is_linear_and_never_negative(uncached: int, cached: int, output: int) -> None:
+    price = Price("2026-01-01", 3.0, 0.3, 15.0)
+    cost = price.cost(TokenUsage(uncached + cached, cached, output, None))
+    assert cost is not None and cost >= 0
+    doubled = price.cost(TokenUsage(2 * (uncached + cached), 2 * cached, 2 * output, None))
+    assert doubled == pytest.approx(2 * cost)
+
+
+def test_bad_price_table_stops_the_run_before_any_trial(
+    pytester: pytest.Pytester, task_factory: Callable[..., Path]
+) -> None:
+    task_dir = task_factory("t1", {"a.txt": "x\n"}, {"a.txt": "y\n"})
+    prices = pytester.path / "prices.toml"
+    prices.write_text('["m1"]\ninput = 1\n')
+    result = pytester.runpytest_subprocess(
+        "--agent=codex",
+        f"--tasks={task_dir}",
+        "--agent-opt=bin=/bin/true",
+        f"--agentbench-prices={prices}",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--agentbench-prices: {prices}*as_of*"])
