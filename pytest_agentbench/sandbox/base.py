@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 from pytest_agentbench.tasks.model import Task
 
 OUTPUT_TAIL = 64 * 1024
+READ_SIZE = 65536
+POLL_S = 0.1  # how often a process whose pipes stay open is checked for exit
+DRAIN_GRACE_S = 5.0  # how long output left in the pipes after exit is still read
 
 
 @dataclass
@@ -99,11 +102,10 @@ class _TailBuffer:
         self.limit = limit
         self.data = bytearray()
 
-    def drain(self, stream: IO[bytes]) -> None:
-        for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
-            self.data += chunk
-            if len(self.data) > 2 * self.limit:
-                del self.data[: len(self.data) - self.limit]
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > 2 * self.limit:
+            del self.data[: len(self.data) - self.limit]
 
     def value(self) -> bytes:
         return bytes(self.data[-self.limit :])
@@ -113,6 +115,60 @@ def kill_group(pgid: int) -> None:
     """SIGKILL a whole process group; a group that is already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _read_ready(
+    selector: selectors.BaseSelector, tails: dict[int, _TailBuffer], wait: float
+) -> None:
+    """One round: read whatever the pipes hold within `wait` seconds; forget pipes at EOF."""
+    if not selector.get_map():
+        time.sleep(wait)
+        return
+    for key, _ in selector.select(wait):
+        if key.fd not in tails:
+            continue  # the process-exit descriptor: the caller checks the process
+        chunk = os.read(key.fd, READ_SIZE)
+        if chunk:
+            tails[key.fd].add(chunk)
+        else:
+            selector.unregister(key.fd)
+
+
+def _exit_descriptor(process: subprocess.Popen[bytes]) -> int | None:
+    """A descriptor that turns readable when the process exits (Linux pidfd), if available."""
+    try:
+        return os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _wait_reading(
+    process: subprocess.Popen[bytes],
+    selector: selectors.BaseSelector,
+    tails: dict[int, _TailBuffer],
+    deadline: float,
+) -> bool:
+    """Read the pipes until the process exits (True) or the deadline passes (False).
+
+    One thread multiplexes both pipes and the exit, so a trial starts no reader threads and
+    never sleeps-polls for a short process. Without pidfd the exit is polled every POLL_S.
+    """
+    exit_fd = _exit_descriptor(process)
+    if exit_fd is not None:
+        selector.register(exit_fd, selectors.EVENT_READ)
+    try:
+        while process.poll() is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            _read_ready(
+                selector, tails, remaining if exit_fd is not None else min(remaining, POLL_S)
+            )
+        return True
+    finally:
+        if exit_fd is not None:
+            selector.unregister(exit_fd)
+            os.close(exit_fd)
 
 
 def run_process_group(
@@ -138,32 +194,30 @@ def run_process_group(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    assert process.stdout is not None and process.stderr is not None
     out, err = _TailBuffer(), _TailBuffer()
-    readers = [
-        threading.Thread(target=out.drain, args=(process.stdout,), daemon=True),
-        threading.Thread(target=err.drain, args=(process.stderr,), daemon=True),
-    ]
-    for reader in readers:
-        reader.start()
+    tails = {process.stdout.fileno(): out, process.stderr.fileno(): err}
     timed_out = False
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        if on_timeout is not None:
-            on_timeout()
-        kill_group(process.pid)
-        process.wait()
-    finally:
-        if process.poll() is None:  # interrupted (Ctrl-C): take the group down with us
-            kill_group(process.pid)
+    with selectors.DefaultSelector() as selector:
+        for fd in tails:
+            selector.register(fd, selectors.EVENT_READ)
+        try:
+            timed_out = not _wait_reading(process, selector, tails, start + timeout)
+            if timed_out:
+                if on_timeout is not None:
+                    on_timeout()
+                kill_group(process.pid)
             process.wait()
-    kill_group(process.pid)  # descendants that outlived the leader
-    for reader in readers:
-        reader.join(timeout=5)
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
+        finally:
+            if process.poll() is None:  # interrupted (Ctrl-C): take the group down with us
+                kill_group(process.pid)
+                process.wait()
+        kill_group(process.pid)  # descendants that outlived the leader
+        drain_deadline = time.monotonic() + DRAIN_GRACE_S
+        while selector.get_map() and (left := drain_deadline - time.monotonic()) > 0:
+            _read_ready(selector, tails, left)  # output still in the pipes after the exit
+    process.stdout.close()
+    process.stderr.close()
     return ProcessResult(
         exit_code=None if timed_out else process.returncode,
         timed_out=timed_out,
