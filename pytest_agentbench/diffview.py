@@ -29,7 +29,9 @@ _NAMED = {
 
 def make_visible(line: str) -> str:
     """Spell out characters a reader cannot see or tell apart."""
-    body = line.rstrip("\n")
+    body = line.removesuffix("\n")
+    carriage_return = body.endswith("\r")
+    body = body.removesuffix("\r")
     out: list[str] = []
     for char in body:
         if char in _NAMED:
@@ -47,6 +49,8 @@ def make_visible(line: str) -> str:
     if stripped != text:
         trailing = text[len(stripped) :].replace("\t", "\\t").replace(" ", "·")
         text = stripped + trailing
+    if carriage_return:
+        text += "\\r"
     if not line.endswith("\n"):
         text += "  <no newline at end>"
     return text

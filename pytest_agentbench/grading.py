@@ -148,10 +148,12 @@ def compare_tree(expected: Tree, workspace: Path) -> Grade:
     for rel in list(expected.empty_dirs()):
         expected_dirs.update(_parents(rel))
 
-    missing = sorted(p for p in expected_files if p not in actual.files)
-    missing += sorted(d + "/" for d in expected_dirs if d not in actual.dirs)
-    unexpected = sorted(p for p in actual.files if p not in expected_files)
-    unexpected += sorted(d + "/" for d in actual.dirs if d not in expected_dirs)
+    # A directory is reported only when no file entry beneath it already tells the story.
+    missing = [p for p in expected_files if p not in actual.files]
+    missing += [d + "/" for d in expected.empty_dirs() if d not in actual.dirs]
+    unexpected = [p for p in actual.files if p not in expected_files]
+    explained = {parent for path in unexpected for parent in _parents(path)}
+    unexpected += [d + "/" for d in actual.dirs if d not in expected_dirs and d not in explained]
     differing = [
         rel
         for rel in expected_paths

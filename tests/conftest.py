@@ -1,0 +1,86 @@
+"""Shared helpers for the project's own tests: writing small task directories."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+
+
+def write_task(
+    root: Path,
+    task_id: str,
+    workspace: Mapping[str, str | bytes],
+    expected: Mapping[str, str | bytes] | None = None,
+    *,
+    prompt: str = "Do the edit.",
+    toml_extra: str = "",
+    verify: str | None = None,
+    solution: Mapping[str, str | bytes] | None = None,
+) -> Path:
+    """Write one directory task; returns its directory."""
+    task_dir = root / task_id
+    task_dir.mkdir(parents=True)
+    (task_dir / "task.toml").write_text(f"prompt = {json.dumps(prompt)}\n{toml_extra}")
+    write_tree(task_dir / "workspace", workspace)
+    if expected is not None:
+        write_tree(task_dir / "expected", expected)
+    if verify is not None:
+        script = task_dir / "verify"
+        script.write_text(verify)
+        os.chmod(script, 0o755)
+    if solution is not None:
+        write_tree(task_dir / "solution", solution)
+    return task_dir
+
+
+@pytest.fixture
+def task_factory(tmp_path: Path) -> Callable[..., Path]:
+    """Write tasks under tmp_path/tasks."""
+    root = tmp_path / "tasks"
+    root.mkdir(exist_ok=True)
+
+    def make(task_id: str, workspace: Mapping[str, Any], expected: Any = None, **kw: Any) -> Path:
+        return write_task(root, task_id, workspace, expected, **kw)
+
+    return make
+
+
+def simple_tasks(root: Path, count: int) -> Path:
+    """`count` one-line replacement tasks under root; returns root."""
+    for i in range(count):
+        write_task(
+            root,
+            f"t{i:02d}",
+            {"a.txt": f"value {i}\n", "keep.txt": "keep\n"},
+            {"a.txt": f"value {i + 1}\n", "keep.txt": "keep\n"},
+            prompt=f"In a.txt replace {i} with {i + 1}.",
+        )
+    return root
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """In CI (AGENTBENCH_REQUIRE_REAL=1) a skipped `real` test is a failure, never a pass."""
+    report = yield
+    if (
+        report.skipped
+        and item.get_closest_marker("real")
+        and os.environ.get("AGENTBENCH_REQUIRE_REAL")
+    ):
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.longrepr = f"a real component is missing where it is required: {reason}"
+    return report

@@ -1,0 +1,130 @@
+"""The command agent: environment, exit codes, deadlines and process-group cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write_task
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_environment_and_prompt_file(pytester, monkeypatch) -> None:
+    root = pytester.path / "tasks"
+    write_task(root, "env-task", {"a.txt": "1\n"}, {"a.txt": "2\n"}, prompt="Say hello.")
+    out = pytester.path / "out.json"
+    monkeypatch.setenv("OUT", str(out))
+    monkeypatch.setenv("SECRET_TOKEN", "do-not-pass")
+    script = (
+        "import json, os, sys; "
+        "env = {k: v for k, v in os.environ.items() if k.startswith(('AGENTBENCH', 'SECRET'))}; "
+        "env['prompt'] = open(os.environ['AGENTBENCH_PROMPT_FILE']).read(); "
+        "env['cwd'] = os.getcwd(); json.dump(env, open(os.environ['OUT'], 'w'))"
+    )
+    command = f'{sys.executable} -c "{script}"'
+    pytester.runpytest_subprocess(
+        "--agent=command",
+        f"--agent-cmd={command}",
+        "--agent-opt=env=OUT",
+        f"--tasks={root}",
+        "--repeats=2",
+    )
+    env = json.loads(out.read_text())
+    assert env["prompt"] == "Say hello."
+    assert env["AGENTBENCH_TASK"] == "env-task"
+    assert env["AGENTBENCH_REPEAT"] == "1" and env["AGENTBENCH_ROUND"] == "0"
+    assert "SECRET_TOKEN" not in env
+    assert env["cwd"] == env["AGENTBENCH_WORKSPACE"]
+    assert "AGENTBENCH_FEEDBACK_FILE" not in env
+
+
+def test_nonzero_exit_fails_even_with_the_right_tree(pytester) -> None:
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--agent-cmd=echo 2 > a.txt; echo boom >&2; exit 4",
+        f"--tasks={root}",
+        "--agentbench-json=r.json",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*agent exited with code 4*", "*boom*"])
+    rounds = json.loads((pytester.path / "r.json").read_text())["observations"][0]["rounds"]
+    assert rounds[0]["exit_code"] == 4 and rounds[0]["exact"] is False
+    assert rounds[0]["eof_normalized"] is False
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_deadline_kills_the_whole_process_group(pytester, dist) -> None:
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    pidfile = pytester.path / "child.pid"
+    command = f"sleep 300 & echo $! > {pidfile}; echo 2 > a.txt; sleep 300"
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        f"--agent-cmd={command}",
+        "--agent-timeout=1.5",
+        f"--tasks={root}",
+        "--agentbench-json=r.json",
+        *dist,
+    )
+    assert time.monotonic() - started < 60
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*agent timed out after*"])
+    obs = json.loads((pytester.path / "r.json").read_text())["observations"][0]
+    assert obs["rounds"][0]["timed_out"] is True and obs["rounds"][0]["exit_code"] is None
+    assert not _pid_alive(int(pidfile.read_text()))
+
+
+def test_a_background_process_left_after_exit_is_killed(pytester) -> None:
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    pidfile = pytester.path / "child.pid"
+    command = f"(sleep 300 &) ; pgrep -n sleep > {pidfile}; echo 2 > a.txt"
+    pytester.runpytest_subprocess(
+        "--agent=command", f"--agent-cmd={command}", f"--tasks={root}"
+    ).assert_outcomes(passed=1)
+    assert not _pid_alive(int(pidfile.read_text()))
+
+
+def test_usage_file_is_read_and_partial_usage_stays_partial(pytester) -> None:
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    command = (
+        "echo 2 > a.txt; "
+        'echo \'{"input": 100, "output": 20, "cost_usd": 0.01}\' > "$AGENTBENCH_USAGE_FILE"'
+    )
+    pytester.runpytest_subprocess(
+        "--agent=command", f"--agent-cmd={command}", f"--tasks={root}", "--agentbench-json=r.json"
+    )
+    obs = json.loads((pytester.path / "r.json").read_text())["observations"][0]
+    assert obs["tokens"] == {"input": 100, "cached_input": None, "output": 20, "reasoning": None}
+    assert obs["cost_usd"] == 0.01
+
+
+def test_plugin_import_stays_cheap_without_agent() -> None:
+    code = (
+        "import sys, pytest; "
+        "rc = pytest.main(['--co', '-q', '-p', 'no:cacheprovider', '/nonexistent-dir']); "
+        "heavy = [m for m in ('numpy', 'docker', 'tabulate') if m in sys.modules]; "
+        "print('HEAVY', heavy)"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    ).stdout
+    assert "HEAVY []" in output

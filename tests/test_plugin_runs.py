@@ -1,0 +1,353 @@
+"""Whole runs through pytest: items, outcomes, the report, serial and under xdist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import simple_tasks, write_task
+
+DISTS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+@DISTS
+def test_mock_metrics_are_identical_serial_and_under_xdist(pytester, dist) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 6)
+    common = ["--agent=mock", "--repeats=4", f"--tasks={tasks}", "--agentbench-seed=11"]
+    run(pytester, *common, "--agentbench-json=serial.json")
+    result = run(pytester, *common, *dist, "--agentbench-json=other.json")
+    serial, other = load(pytester.path / "serial.json"), load(pytester.path / "other.json")
+    assert serial["summary"] == other["summary"]
+    assert serial["tasks"] == other["tasks"]
+    strip = [{k: v for k, v in o.items() if k != "rounds"} for o in serial["observations"]]
+    assert strip == [{k: v for k, v in o.items() if k != "rounds"} for o in other["observations"]]
+    passed = sum(o["final_exact"] for o in other["observations"])
+    result.assert_outcomes(passed=passed, failed=24 - passed)
+    assert 0 < passed < 24
+
+
+def test_json_report_has_the_documented_keys(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 3)
+    run(pytester, "--agent=mock", "--repeats=3", f"--tasks={tasks}", "--agentbench-json=r.json")
+    report = load(pytester.path / "r.json")
+    assert report["schema_version"] == 1
+    assert {
+        "agent",
+        "model",
+        "reasoning",
+        "repeats",
+        "oracle_recoveries",
+        "retry_failures",
+        "sandbox",
+        "harness_version",
+        "seed",
+        "config_hash",
+        "task_set_hash",
+        "started_at",
+        "finished_at",
+    } <= set(report["run"])
+    assert {
+        "tasks_declared",
+        "tasks_observed",
+        "trials",
+        "first_exact",
+        "final_exact",
+        "eof_normalized",
+        "quality",
+        "coverage",
+        "score",
+        "flip_rate",
+        "flaky_tasks",
+        "k",
+        "pass_at_k",
+        "pass_hat_k",
+        "first_exact_ci",
+        "task_bootstrap_ci",
+        "tokens",
+        "cost_usd",
+        "wall_s",
+    } <= set(report["summary"])
+    for stat in ("tokens", "cost_usd", "wall_s"):
+        assert set(report["summary"][stat]) == {"median", "mean", "cv", "known", "missing"}
+    task = report["tasks"][0]
+    assert {
+        "id",
+        "category",
+        "tags",
+        "fixture_hash",
+        "trials",
+        "outcomes",
+        "final_outcomes",
+        "first_exact",
+        "final_exact",
+        "eof_normalized",
+        "flip_rate",
+        "pass_at_k",
+        "pass_hat_k",
+    } <= set(task)
+    assert len(task["outcomes"]) == 3 and set(task["outcomes"]) <= {"P", "F"}
+    obs = report["observations"][0]
+    assert {
+        "task",
+        "repeat",
+        "status",
+        "attempts",
+        "first_exact",
+        "final_exact",
+        "eof_normalized",
+        "rounds",
+        "tokens",
+        "cost_usd",
+        "wall_s",
+    } <= set(obs)
+    assert {
+        "attempt",
+        "round",
+        "exit_code",
+        "timed_out",
+        "wall_s",
+        "exact",
+        "eof_normalized",
+        "differing",
+        "missing",
+        "unexpected",
+        "invalid",
+    } <= set(obs["rounds"][0])
+    assert [(o["task"], o["repeat"]) for o in report["observations"]] == sorted(
+        (o["task"], o["repeat"]) for o in report["observations"]
+    )
+
+
+def test_unreported_usage_is_null_not_zero(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    run(
+        pytester,
+        "--agent=mock",
+        "--agent-opt=usage=off",
+        f"--tasks={tasks}",
+        "--agentbench-json=r.json",
+    )
+    report = load(pytester.path / "r.json")
+    assert all(o["tokens"] is None and o["cost_usd"] is None for o in report["observations"])
+    assert report["summary"]["tokens"]["known"] == 0
+    assert report["summary"]["tokens"]["missing"] == 2
+    assert report["summary"]["cost_usd"]["mean"] is None
+
+
+@DISTS
+def test_a_broken_task_errors_alone_and_names_the_problem(pytester, dist) -> None:
+    root = simple_tasks(pytester.path / "tasks", 2)
+    write_task(root, "bad-toml", {"a": "x"}, {"a": "y"}).joinpath("task.toml").write_text("=")
+    write_task(root, "no-prompt", {"a": "x"}, {"a": "y"}).joinpath("task.toml").write_text(
+        "timeout = 5\n"
+    )
+    write_task(root, "unknown-key", {"a": "x"}, {"a": "y"}, toml_extra="colour = 'red'\n")
+    write_task(root, "two-graders", {"a": "x"}, {"a": "y"}, verify="#!/bin/sh\nexit 0\n")
+    write_task(root, "no-grader", {"a": "x"})
+    linked = write_task(root, "symlinked", {"a": "x"}, {"a": "y"})
+    (linked / "workspace" / "link").symlink_to("a")
+    result = run(pytester, "--agent=oracle", f"--tasks={root}", *dist)
+    result.assert_outcomes(passed=2, errors=6)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*bad-toml?task.toml: invalid TOML*",
+            "*no-prompt?task.toml: missing required field 'prompt'*",
+            "*unknown-key?task.toml: unknown key(s) colour*",
+            "*two-graders: has both expected/ and verify*",
+            "*no-grader: has neither expected/ nor verify*",
+            "*symlinked?workspace?link: is a symlink*",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent=nosuch"], "*--agent 'nosuch': unknown agent; available: command, mock, nop*"),
+        (["--agent=mock", "--oracle-recoveries=1", "--retry-failures=1"], "*cannot be combined*"),
+        (["--agent=mock", "--repeats=0"], "*--repeats: expected an integer >= 1, got 0*"),
+        (["--agent=mock", "--agent-opt=seed"], "*expected KEY=VALUE*"),
+        (["--agent=command"], "*--agent=command needs --agent-cmd*"),
+        (["--agent=mock", "--agent-opt=pass_prob=2"], "*expected a probability in [[]0, 1]*"),
+        (["--agent=mock", "--tasks=builtin:nosuch"], "*unknown built-in suite*"),
+        (["--agent=mock", "--agent-timeout=-1"], "*--agent-timeout: expected a number*"),
+    ],
+)
+def test_usage_errors_say_what_is_allowed(pytester, args, message) -> None:
+    result = run(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_pytest_selection_options_work_on_tasks(pytester) -> None:
+    root = pytester.path / "tasks"
+    write_task(root, "replace-one", {"a": "1\n"}, {"a": "2\n"}, toml_extra='tags = ["edit"]\n')
+    write_task(
+        root,
+        "create-file",
+        {"a": "1\n"},
+        {"a": "1\n", "b": "2\n"},
+        toml_extra='tags = ["create"]\n',
+    )
+    result = pytester.runpytest_subprocess(
+        "--agent=oracle", "--repeats=2", f"--tasks={root}", "--collect-only", "-q"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "tasks/create-file::r0",
+            "tasks/create-file::r1",
+            "tasks/replace-one::r0",
+            "tasks/replace-one::r1",
+        ]
+    )
+    run(pytester, "--agent=oracle", f"--tasks={root}", "-k", "replace").assert_outcomes(passed=1)
+    run(pytester, "--agent=oracle", f"--tasks={root}", "-m", "create").assert_outcomes(passed=1)
+    result = run(
+        pytester,
+        "--agent=oracle",
+        f"--tasks={root}",
+        "--junitxml=j.xml",
+        "--deselect",
+        "tasks/create-file::r0",
+    )
+    result.assert_outcomes(passed=1, deselected=1)
+    assert 'name="r0"' in (pytester.path / "j.xml").read_text()
+
+
+def test_last_failed_reruns_only_the_failures(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 4)
+    first = pytester.runpytest_subprocess(
+        "--agent=mock", "--repeats=3", f"--tasks={tasks}", "--agent-opt=seed=5"
+    )
+    failed = first.parseoutcomes()["failed"]
+    again = pytester.runpytest_subprocess(
+        "--agent=mock", "--repeats=3", f"--tasks={tasks}", "--agent-opt=seed=5", "--lf"
+    )
+    again.assert_outcomes(failed=failed, deselected=12 - failed)
+
+
+def test_exitfirst_stops_after_the_first_failed_trial(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 3)
+    run(pytester, "--agent=nop", f"--tasks={tasks}", "-x").assert_outcomes(failed=1)
+
+
+def test_oracle_recoveries_continue_with_feedback_and_stop_at_first_exact(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 3)
+    result = run(
+        pytester,
+        "--agent=mock",
+        "--agent-opt=pass_prob=0",
+        "--agent-opt=fix_prob=1",
+        "--oracle-recoveries=2",
+        f"--tasks={tasks}",
+        "--agentbench-json=r.json",
+    )
+    result.assert_outcomes(passed=3)
+    report = load(pytester.path / "r.json")
+    assert report["summary"]["first_exact"] == 0 and report["summary"]["final_exact"] == 1
+    assert report["summary"]["quality"] == 0.25
+    for obs in report["observations"]:
+        assert [r["round"] for r in obs["rounds"]] == [0, 1]
+        assert [r["exact"] for r in obs["rounds"]] == [False, True]
+
+
+def test_feedback_names_paths_but_never_expected_content(pytester, monkeypatch) -> None:
+    root = pytester.path / "tasks"
+    write_task(root, "secret", {"a.txt": "old\n"}, {"a.txt": "EXPECTED-CONTENT\n"})
+    out = pytester.path / "feedback"
+    out.mkdir()
+    monkeypatch.setenv("OUT", str(out))
+    command = (
+        'if [ "$AGENTBENCH_ROUND" != 0 ]; then cp "$AGENTBENCH_FEEDBACK_FILE" '
+        '"$OUT/round-$AGENTBENCH_ROUND.txt"; fi; echo wrong > a.txt'
+    )
+    run(
+        pytester,
+        "--agent=command",
+        f"--agent-cmd={command}",
+        "--agent-opt=env=OUT",
+        "--oracle-recoveries=2",
+        f"--tasks={root}",
+        "--agentbench-json=r.json",
+    )
+    feedback = (out / "round-1.txt").read_text()
+    assert feedback.startswith("The check of your result failed.")
+    assert "EXPECTED-CONTENT" not in feedback
+    data = json.loads(feedback.split("\n\n", 1)[1])
+    assert data["differing"] == ["a.txt"] and data["passed"] is False
+    assert (out / "round-2.txt").exists()
+    assert len(load(pytester.path / "r.json")["observations"][0]["rounds"]) == 3
+
+
+def test_retry_failures_start_fresh_attempts(pytester) -> None:
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    command = (
+        "test -f mark && exit 3; touch mark; "
+        '[ "$AGENTBENCH_ATTEMPT" = 2 ] && { rm mark; echo 2 > a.txt; }; exit 0'
+    )
+    result = run(
+        pytester,
+        "--agent=command",
+        f"--agent-cmd={command}",
+        "--retry-failures=3",
+        f"--tasks={root}",
+        "--agentbench-json=r.json",
+    )
+    result.assert_outcomes(passed=1)
+    obs = load(pytester.path / "r.json")["observations"][0]
+    assert obs["attempts"] == 3 and obs["first_exact"] is False and obs["final_exact"] is True
+    assert [(r["attempt"], r["exit_code"]) for r in obs["rounds"]] == [(0, 0), (1, 0), (2, 0)]
+
+
+def test_without_agent_only_ordinary_tests_run(pytester) -> None:
+    simple_tasks(pytester.path / "tasks", 2)
+    (pytester.path / "tasks" / "t00" / "workspace" / "test_inside.py").write_text(
+        "def test_x(): assert False\n"
+    )
+    pytester.makepyfile(test_plain="def test_ok(): pass\n")
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_ini_values_are_defaults_and_the_command_line_wins(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    pytester.makeini(
+        f"[pytest]\nagentbench_tasks = {tasks}\nagentbench_repeats = 3\n"
+        "agentbench_agent_opt =\n    pass_prob=1\n"
+    )
+    pytester.runpytest_subprocess("--agent=mock").assert_outcomes(passed=6)
+    pytester.runpytest_subprocess("--agent=mock", "--repeats=1").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess(
+        "--agent=mock", "--agent-opt=pass_prob=0", "--repeats=1"
+    ).assert_outcomes(failed=2)
+
+
+def test_explicit_paths_collect_only_the_tasks_beneath_them(pytester) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 3)
+    result = run(pytester, "--agent=oracle", str(tasks / "t01"), str(tasks / "t02"))
+    result.assert_outcomes(passed=2)
+
+
+def test_verifier_tasks_run_in_a_copy_and_oracle_overlays_the_solution(pytester) -> None:
+    root = pytester.path / "tasks"
+    write_task(
+        root,
+        "v",
+        {"n.txt": "1\n"},
+        verify="#!/bin/sh\ngrep -qx 2 n.txt\n",
+        solution={"n.txt": "2\n"},
+    )
+    run(pytester, "--agent=oracle", f"--tasks={root}").assert_outcomes(passed=1)
+    result = run(pytester, "--agent=nop", f"--tasks={root}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*verifier exit code: 1*"])
