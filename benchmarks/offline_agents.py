@@ -22,7 +22,7 @@ PEER = "rerun-bench"
 PEER_VENV = Path(tempfile.gettempdir()) / "agentbench-bench-peer-venv"
 TASKS, REPEATS = 10, 20
 
-FLOOR_TEST = '''
+FLOOR_TEST = """
 import os, shutil, tempfile
 import pytest
 
@@ -39,7 +39,7 @@ def test_trial(task, repeat):
             with open(os.path.join(dirpath, name), "rb") as handle:
                 handle.read()
     shutil.rmtree(root)
-'''
+"""
 
 
 def peer_command() -> tuple[Path | None, str]:

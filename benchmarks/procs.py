@@ -13,7 +13,7 @@ from pathlib import Path
 from benchmarks.core import REPO
 
 PYTEST_INI = """[pytest]
-addopts = -p no:cacheprovider -p no:randomly -p no:benchmark
+addopts = -p no:randomly -p no:benchmark -p no:hypothesispytest
 """
 
 

@@ -12,7 +12,7 @@ from benchmarks.core import Benchmark, Context, Target, check
 from benchmarks.procs import pytest_dir, run_pytest
 from benchmarks.taskgen import make_tasks
 
-FLOOR_TEST = '''
+FLOOR_TEST = """
 import os, shutil, subprocess, tempfile
 import pytest
 
@@ -30,7 +30,7 @@ def test_trial(index):
             with open(os.path.join(dirpath, name), "rb") as handle:
                 handle.read()
     shutil.rmtree(root)
-'''
+"""
 
 
 def run(ctx: Context) -> list[dict]:
@@ -57,4 +57,6 @@ def run(ctx: Context) -> list[dict]:
     ]
 
 
-BENCHMARK = Benchmark("trial_overhead", "per-trial overhead of --agent=command vs plain pytest", run)
+BENCHMARK = Benchmark(
+    "trial_overhead", "per-trial overhead of --agent=command vs plain pytest", run
+)

@@ -68,6 +68,10 @@ def _validate_agent_name(config: pytest.Config, name: str) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.stash.get(ACTIVE_KEY, False):
+        from pytest_agentbench.sandbox.base import wait_for_removals
+
+        wait_for_removals()  # no trial directory outlives the session
     for name in (REPORTER_NAME, "agentbench-relay"):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
