@@ -46,7 +46,6 @@ def child_env() -> dict[str, str]:
     """The environment of measured runs: this checkout's code first, no user pytest options."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON"))}
     env["PYTHONPATH"] = str(REPO)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 

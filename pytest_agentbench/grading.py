@@ -88,12 +88,17 @@ def _same_prefix(left: BinaryIO, right: BinaryIO, length: int) -> bool:
     return True
 
 
+def _length(stream: BinaryIO) -> int:
+    """The stream's length, from an open descriptor (no second path lookup); rewinds it."""
+    size = stream.seek(0, os.SEEK_END)
+    stream.seek(0)
+    return size
+
+
 def _same_bytes(expected: Tree, rel: str, actual_path: str) -> bool:
-    size = expected.size(rel)
-    if size != os.stat(actual_path).st_size:
-        return False
     with _open_expected(expected, rel) as left, open(actual_path, "rb") as right:
-        return _same_prefix(left, right, size)
+        size = _length(left)
+        return size == _length(right) and _same_prefix(left, right, size)
 
 
 def strip_trailing_newlines(data: bytes) -> bytes:
