@@ -91,7 +91,7 @@ def check(
             if ratio == "value/floor"
             else (floor_stats["median"], subject["median"])
         )
-        figure_ratio = top / bottom if bottom else None
+        figure_ratio = top / bottom if bottom > 0 else None  # a non-positive floor is noise
     judged = figure_ratio if target.of == "ratio" else subject["median"]
     return {
         "name": name,
