@@ -22,6 +22,7 @@ class Run:
     """How one child process went."""
 
     wall_s: float
+    cpu_s: float  # user + system time of the child itself
     max_rss_mb: float
     returncode: int
     output: str
@@ -39,7 +40,8 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: dict[str, str] | None = 
         wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     output = log.read_text(errors="replace")
-    return Run(wall, usage.ru_maxrss / 1024, process.returncode, output)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Run(wall, cpu, usage.ru_maxrss / 1024, process.returncode, output)
 
 
 def child_env() -> dict[str, str]:
