@@ -12,7 +12,7 @@ import pytest
 from pytest_agentbench.agents.base import Agent
 from pytest_agentbench.collect import SETTINGS_KEY, ProviderStopped, TaskItem, TrialFailed
 from pytest_agentbench.grading import Grade
-from pytest_agentbench.sandbox import make_provider
+from pytest_agentbench.sandbox import provider_for
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task, TaskError
@@ -51,9 +51,11 @@ def agentbench_agent(pytestconfig: pytest.Config, agentbench_settings: Settings)
 
 
 @pytest.fixture(scope="session")
-def agentbench_sandbox_provider(agentbench_settings: Settings) -> SandboxProvider:
+def agentbench_sandbox_provider(
+    pytestconfig: pytest.Config, agentbench_settings: Settings
+) -> SandboxProvider:
     """Makes a fresh sandbox per trial, as chosen by --sandbox."""
-    return make_provider(agentbench_settings)
+    return provider_for(pytestconfig, agentbench_settings)
 
 
 @pytest.fixture

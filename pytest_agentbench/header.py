@@ -10,9 +10,9 @@ from pytest_agentbench.settings import Settings
 
 def header_lines(config: pytest.Config) -> list[str]:
     settings: Settings = config.stash[SETTINGS_KEY]
-    from pytest_agentbench.sandbox import make_provider
+    from pytest_agentbench.sandbox import provider_for
 
-    provider = make_provider(settings)
+    provider = provider_for(config, settings)
     lines = [
         f"agentbench: agent {settings.agent}, model {settings.model or 'default'}, "
         f"reasoning {settings.reasoning or 'default'}, sandbox {provider.kind}, "

@@ -7,6 +7,15 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench.sandbox.limits import (
+    DEFAULT_CPUS,
+    DEFAULT_MEMORY,
+    DEFAULT_PIDS,
+    NETWORK_CHOICES,
+    SandboxLimits,
+    parse_cpus,
+    parse_memory,
+)
 from pytest_agentbench.settings import (
     Settings,
     parse_agent_opts,
@@ -15,7 +24,7 @@ from pytest_agentbench.settings import (
 )
 
 GROUP = "agentbench"
-SANDBOX_CHOICES = ("tmp",)
+SANDBOX_CHOICES = ("auto", "tmp", "bwrap", "docker")
 
 
 def _add(
@@ -90,7 +99,74 @@ def add_options(parser: pytest.Parser) -> None:
     )
     _add(parser, group, "--agentbench-json", "json_path", "write the JSON report to this path")
     _add(parser, group, "--agentbench-seed", "seed", "run seed for seeded agents and bootstrap")
-    _add(parser, group, "--sandbox", "sandbox", f"where agents run: {'|'.join(SANDBOX_CHOICES)}")
+    _add_sandbox_options(parser, group)
+
+
+def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
+    _add(
+        parser,
+        group,
+        "--sandbox",
+        "sandbox",
+        f"where agents run: {'|'.join(SANDBOX_CHOICES)} "
+        "(default auto: bwrap where it works, else tmp with a warning)",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-network",
+        "network",
+        f"{'|'.join(NETWORK_CHOICES)}: keep the network for inference (default host) or cut it "
+        "(bwrap, docker)",
+    )
+    _add(
+        parser,
+        group,
+        "--docker-image",
+        "docker_image",
+        "image for --sandbox=docker (a task's own image field wins)",
+    )
+    _add(
+        parser,
+        group,
+        "--docker-cpus",
+        "docker_cpus",
+        f"CPUs per docker trial (default {DEFAULT_CPUS})",
+    )
+    _add(
+        parser,
+        group,
+        "--docker-memory",
+        "docker_memory",
+        f"memory per trial, docker and bwrap (default {DEFAULT_MEMORY}; bwrap needs a cgroup)",
+    )
+    _add(
+        parser,
+        group,
+        "--sandbox-pids",
+        "sandbox_pids",
+        f"process limit per trial, docker and bwrap (default {DEFAULT_PIDS})",
+    )
+
+
+def sandbox_limits_from_config(config: pytest.Config, sandbox: str) -> SandboxLimits:
+    network = str(_value(config, "network", "host"))
+    if network not in NETWORK_CHOICES:
+        raise pytest.UsageError(
+            f"--agentbench-network {network!r}: choose one of {', '.join(NETWORK_CHOICES)}"
+        )
+    if network == "none" and sandbox == "tmp":
+        raise pytest.UsageError(
+            "--agentbench-network=none needs an isolating sandbox: --sandbox=bwrap or docker"
+        )
+    memory = str(_value(config, "docker_memory", DEFAULT_MEMORY))
+    parse_memory("--docker-memory", memory)
+    return SandboxLimits(
+        network=network,
+        cpus=parse_cpus("--docker-cpus", _value(config, "docker_cpus", DEFAULT_CPUS)),
+        memory=memory,
+        pids=parse_int("--sandbox-pids", _value(config, "sandbox_pids", DEFAULT_PIDS), 8),
+    )
 
 
 def _value(config: pytest.Config, dest: str, default: Any) -> Any:
@@ -123,7 +199,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             "the same session, retries start fresh trials; choose one"
         )
     timeout_raw = _value(config, "agent_timeout", None)
-    sandbox = str(_value(config, "sandbox", "tmp"))
+    sandbox = str(_value(config, "sandbox", "auto"))
     if sandbox not in SANDBOX_CHOICES:
         raise pytest.UsageError(
             f"--sandbox {sandbox!r}: unknown sandbox; choose one of {', '.join(SANDBOX_CHOICES)}"
@@ -145,4 +221,6 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         json_path=Path(json_raw) if json_raw else None,
         seed=parse_int("--agentbench-seed", _value(config, "seed", 0), 0),
         sandbox=sandbox,
+        docker_image=_value(config, "docker_image", None),
+        sandbox_limits=sandbox_limits_from_config(config, sandbox),
     )

@@ -50,6 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(BuiltinSuites(), "agentbench-builtin-suites")
     config.pluginmanager.register(fixtures, "agentbench-fixtures")
     _validate_agent_name(config, settings.agent)
+    from pytest_agentbench.sandbox import provider_for
+
+    provider_for(config, settings)  # an unusable sandbox is a usage error before any trial
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         base = Path(config.invocation_params.dir)
         config.args = [str(path) for path in resolve_sources(settings.tasks, base)]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_agentbench import __version__
+from pytest_agentbench.sandbox.limits import SandboxLimits
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,9 @@ class Settings:
     retry_failures: int = 0
     json_path: Path | None = None
     seed: int = 0
-    sandbox: str = "tmp"
+    sandbox: str = "auto"
+    docker_image: str | None = None
+    sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
 
     def timeout_for(self, task_timeout: float) -> float:
         return self.agent_timeout if self.agent_timeout is not None else task_timeout

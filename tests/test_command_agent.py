@@ -38,6 +38,7 @@ def test_environment_and_prompt_file(pytester, monkeypatch) -> None:
     command = f'{sys.executable} -c "{script}"'
     pytester.runpytest_subprocess(
         "--agent=command",
+        "--sandbox=tmp",
         f"--agent-cmd={command}",
         "--agent-opt=env=OUT",
         f"--tasks={root}",
@@ -57,6 +58,7 @@ def test_nonzero_exit_fails_even_with_the_right_tree(pytester) -> None:
     write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
     result = pytester.runpytest_subprocess(
         "--agent=command",
+        "--sandbox=tmp",
         "--agent-cmd=echo 2 > a.txt; echo boom >&2; exit 4",
         f"--tasks={root}",
         "--agentbench-json=r.json",
@@ -77,6 +79,7 @@ def test_deadline_kills_the_whole_process_group(pytester, dist) -> None:
     started = time.monotonic()
     result = pytester.runpytest_subprocess(
         "--agent=command",
+        "--sandbox=tmp",
         f"--agent-cmd={command}",
         "--agent-timeout=1.5",
         f"--tasks={root}",
@@ -97,7 +100,7 @@ def test_a_background_process_left_after_exit_is_killed(pytester) -> None:
     pidfile = pytester.path / "child.pid"
     command = f"(sleep 300 &) ; pgrep -n sleep > {pidfile}; echo 2 > a.txt"
     pytester.runpytest_subprocess(
-        "--agent=command", f"--agent-cmd={command}", f"--tasks={root}"
+        "--agent=command", "--sandbox=tmp", f"--agent-cmd={command}", f"--tasks={root}"
     ).assert_outcomes(passed=1)
     assert not _pid_alive(int(pidfile.read_text()))
 
@@ -110,7 +113,11 @@ def test_usage_file_is_read_and_partial_usage_stays_partial(pytester) -> None:
         'echo \'{"input": 100, "output": 20, "cost_usd": 0.01}\' > "$AGENTBENCH_USAGE_FILE"'
     )
     pytester.runpytest_subprocess(
-        "--agent=command", f"--agent-cmd={command}", f"--tasks={root}", "--agentbench-json=r.json"
+        "--agent=command",
+        "--sandbox=tmp",
+        f"--agent-cmd={command}",
+        f"--tasks={root}",
+        "--agentbench-json=r.json",
     )
     obs = json.loads((pytester.path / "r.json").read_text())["observations"][0]
     assert obs["tokens"] == {"input": 100, "cached_input": None, "output": 20, "reasoning": None}

@@ -276,6 +276,7 @@ def test_feedback_names_paths_but_never_expected_content(pytester, monkeypatch) 
         "--agent=command",
         f"--agent-cmd={command}",
         "--agent-opt=env=OUT",
+        "--sandbox=tmp",  # the command writes the feedback outside its workspace
         "--oracle-recoveries=2",
         f"--tasks={root}",
         "--agentbench-json=r.json",

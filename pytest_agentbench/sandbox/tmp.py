@@ -47,10 +47,14 @@ class TmpSandbox(Sandbox):
 class TmpProvider(SandboxProvider):
     kind = "tmp"
 
+    def __init__(self, fallback_reason: str | None = None) -> None:
+        self.fallback_reason = fallback_reason  # why --sandbox=auto could not isolate
+
     def create(self, task: Task, trial_id: str) -> Sandbox:
         sandbox = TmpSandbox(make_trial_root(trial_id))
         materialize(task.input_tree, sandbox.workspace)
         return sandbox
 
     def warning(self) -> str | None:
-        return "sandbox tmp: the agent is NOT isolated (it can read the whole machine)"
+        why = f" (auto: {self.fallback_reason})" if self.fallback_reason else ""
+        return f"sandbox tmp: the agent is NOT isolated (it can read the whole machine){why}"

@@ -1,0 +1,253 @@
+"""The bwrap sandbox: the agent sees its workspace, a private home and /tmp, and read-only runtime.
+
+Everything else of the machine (the task directory with its expected tree and verifier, the run
+directory, the project checkout, the operator's home, other processes) is simply not mounted.
+Descendants live in the sandbox's pid namespace and die with it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_agentbench.sandbox.base import (
+    ProcessResult,
+    Sandbox,
+    SandboxProvider,
+    make_trial_root,
+    run_process_group,
+)
+from pytest_agentbench.sandbox.cgroup import TrialCgroup, create_trial_cgroup
+from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.tasks.model import Task, materialize
+
+INNER_WORKSPACE = "/workspace"
+INNER_HOME = "/home/agent"
+# Top-level runtime dirs; on merged-/usr systems most are symlinks into /usr and stay symlinks.
+RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Only what programs need from /etc: name resolution, users, TLS roots, the dynamic loader.
+# Not /etc as a whole: as root, /etc/shadow and friends would be readable through the bind.
+ETC_ENTRIES = (
+    "alternatives",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "gai.conf",
+    "group",
+    "host.conf",
+    "hosts",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "mime.types",
+    "nsswitch.conf",
+    "os-release",
+    "passwd",
+    "pki",
+    "protocols",
+    "resolv.conf",
+    "services",
+    "ssl",
+    "timezone",
+)
+NAMESPACE_FLAGS = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--hostname",
+    "agentbench",
+)
+
+
+def _runtime_binds() -> Iterator[str]:
+    for path in RUNTIME_DIRS:
+        if os.path.islink(path):
+            yield from ("--symlink", os.readlink(path), path)
+        elif os.path.isdir(path):
+            yield from ("--ro-bind", path, path)
+    for entry in (*ETC_ENTRIES, *sorted(os.path.basename(p) for p in glob.glob("/etc/python3*"))):
+        yield from ("--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}")
+
+
+def _covered(path: Path) -> bool:
+    """Whether path is already visible through the runtime binds."""
+    return any(path == Path(d) or Path(d) in path.parents for d in RUNTIME_DIRS)
+
+
+def install_root(executable: Path, hidden: Sequence[Path]) -> Path:
+    """The directory to expose read-only so that an agent CLI found at `executable` runs.
+
+    An npm-installed CLI needs its whole package tree (the prefix holding node_modules), a
+    binary in some bin/ its prefix. A root that would reveal a hidden path (the operator's
+    home, the project checkout) is narrowed to the executable's own directory.
+    """
+    real = executable.resolve()
+    parts = real.parts
+    if "node_modules" in parts:
+        root = Path(*parts[: parts.index("node_modules")])
+    elif real.parent.name == "bin":
+        root = real.parent.parent
+    else:
+        root = real.parent
+    for secret in hidden:
+        if root == secret or root in secret.parents or root == Path(root.anchor):
+            return real.parent
+    return root
+
+
+def agent_exposures(
+    argv: Sequence[str], env: Mapping[str, str], hidden: Sequence[Path]
+) -> list[Path]:
+    """Read-only paths the command needs beyond the runtime: its program and interpreter."""
+    found = shutil.which(argv[0], path=env.get("PATH")) if argv else None
+    if found is None:
+        return []
+    paths: list[Path] = []
+    program = Path(found)
+    if not _covered(program.resolve()):
+        paths.append(install_root(program, hidden))
+    try:
+        with program.resolve().open("rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return paths
+    if first.startswith(b"#!"):
+        words = first[2:].decode(errors="replace").split()
+        interpreter = words[1] if words and words[0].endswith("/env") and len(words) > 1 else None
+        interpreter = interpreter or (words[0] if words else None)
+        if interpreter:
+            paths.extend(agent_exposures([interpreter], env, hidden))
+    return paths
+
+
+def bwrap_works() -> str | None:
+    """None when bwrap can build a sandbox here, else why not (for the auto choice and errors)."""
+    binary = shutil.which("bwrap")
+    if binary is None:
+        return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    probe = [binary, *NAMESPACE_FLAGS, *_runtime_binds(), "--proc", "/proc", "--", "/bin/true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap failed to start: {exc}"
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip()
+        return f"bwrap cannot create namespaces here ({reason}); unprivileged user namespaces off?"
+    return None
+
+
+class BwrapSandbox(Sandbox):
+    """One trial: workspace/ and home/ on the host, mounted at /workspace and /home/agent."""
+
+    kind = "bwrap"
+
+    def __init__(self, provider: BwrapProvider, root: Path, trial_name: str) -> None:
+        self.provider = provider
+        self.root = root
+        self.workspace = root / "workspace"
+        self.home = root / "home"
+        self.workspace.mkdir()
+        self.home.mkdir()
+        self.inner_workspace = INNER_WORKSPACE
+        self.inner_home = INNER_HOME
+        limits = provider.limits
+        self.cgroup: TrialCgroup | None = None
+        if provider.use_cgroups:
+            self.cgroup = create_trial_cgroup(trial_name, limits.pids, limits.memory_bytes)
+
+    def command(self, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> list[str]:
+        """The host command line: enter the trial cgroup, then bwrap, then argv."""
+        provider = self.provider
+        uid = os.getuid() or 1000  # never root inside: host root would keep its file access
+        gid = os.getgid() or 1000
+        bwrap = [
+            provider.binary,
+            *NAMESPACE_FLAGS,
+            "--uid",
+            str(uid),
+            "--gid",
+            str(gid),
+            *(("--unshare-net",) if provider.limits.network == "none" else ()),
+            *_runtime_binds(),
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            str(self.workspace),
+            INNER_WORKSPACE,
+            "--bind",
+            str(self.home),
+            INNER_HOME,
+        ]
+        for path in agent_exposures(argv, env, provider.hidden):
+            bwrap += ["--ro-bind", str(path), str(path)]
+        bwrap += ["--chdir", cwd, "--", *argv]
+        if self.cgroup is None:
+            return bwrap
+        enter = " && ".join(f"echo $$ > {shlex.quote(str(f))}" for f in self.cgroup.procs_files)
+        return ["/bin/sh", "-c", f'{enter} || exit 125; exec "$@"', "agentbench-enter", *bwrap]
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        timeout: float,
+        cwd: str | None = None,
+    ) -> ProcessResult:
+        command = self.command(argv, env, cwd or INNER_WORKSPACE)
+        return run_process_group(command, env=env, cwd=str(self.workspace), timeout=timeout)
+
+    def close(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class BwrapProvider(SandboxProvider):
+    kind = "bwrap"
+
+    def __init__(self, limits: SandboxLimits) -> None:
+        self.limits = limits
+        self.binary = shutil.which("bwrap") or "bwrap"
+        self.hidden = [Path.home().resolve(), Path.cwd().resolve()]
+        probe = create_trial_cgroup(f"agentbench-probe-{os.getpid()}", limits.pids, 1 << 30)
+        self.use_cgroups = probe is not None
+        if probe is not None:
+            probe.remove()
+
+    def create(self, task: Task, trial_id: str) -> Sandbox:
+        root = make_trial_root(trial_id)
+        sandbox = BwrapSandbox(self, root, f"agentbench-{root.name}")
+        materialize(task.input_tree, sandbox.workspace)
+        return sandbox
+
+    def describe(self) -> dict[str, Any]:
+        enforced = self.use_cgroups
+        return {
+            "kind": self.kind,
+            "network": self.limits.network,
+            "pids_limit": self.limits.pids if enforced else None,
+            "memory_limit": self.limits.memory if enforced else None,
+            "limits_note": None if enforced else "no writable cgroup: pids/memory not limited",
+        }
+
+    def warning(self) -> str | None:
+        if self.use_cgroups:
+            return None
+        return "sandbox bwrap: no writable cgroup here, so pids and memory are NOT limited"

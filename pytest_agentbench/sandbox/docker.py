@@ -1,0 +1,325 @@
+"""The docker sandbox: a fresh container per trial, driven through the Docker SDK for Python.
+
+The container's main process only keeps it alive; each agent round is an exec inside it, and
+after every round the container is stopped (so nothing the agent started keeps running) before
+the parent grades the workspace. Recovery rounds start the same container again. Containers are
+labelled with their owner process, so a later run can remove what a dead run left behind, and
+never touches containers it did not create.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import os
+import shutil
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.sandbox.base import (
+    OUTPUT_TAIL,
+    ProcessResult,
+    Sandbox,
+    SandboxProvider,
+    make_trial_root,
+)
+from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.tasks.model import Task, materialize
+
+INNER_WORKSPACE = "/workspace"
+INNER_HOME = "/home/agent"
+LABEL_OWNER = "io.agentbench.owner"  # host:pid:start-time of the process that created it
+LABEL_RUN = "io.agentbench.run"
+LABEL_TRIAL = "io.agentbench.trial"
+KEEPALIVE_S = 24 * 3600  # the keeper exits by itself even if every cleanup path failed
+IMAGE_USER = 1000  # the unprivileged user the agent runs as when the host side is root
+
+
+def _start_time(pid: int) -> str | None:
+    """The kernel's start time of pid (clock ticks since boot), which survives pid reuse checks."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def owner_token(pid: int | None = None) -> str:
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+
+
+def owner_is_dead(token: str) -> bool:
+    """True only when the owner ran on this host and that exact process is gone."""
+    host, _, rest = token.partition(":")
+    pid, _, started = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    return _start_time(int(pid)) != started
+
+
+def run_label() -> str:
+    """One id for the whole run: xdist hands every worker the controller's test-run uid."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID") or owner_token()
+
+
+def connect() -> Any:
+    """A client for the configured engine, or a usage error that says how to get one."""
+    try:
+        import docker
+        import docker.errors
+    except ImportError:
+        raise pytest.UsageError(
+            "--sandbox=docker needs the Docker SDK for Python: pip install docker"
+        ) from None
+    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    try:
+        client = docker.from_env()
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise pytest.UsageError(
+            f"--sandbox=docker: no Docker engine answers at {where} ({exc}). Start it "
+            "(`sudo systemctl start docker`, or `sudo dockerd &`), point DOCKER_HOST at a "
+            "running engine, or choose --sandbox=bwrap/tmp"
+        ) from None
+    return client
+
+
+def reap_dead_owners(client: Any) -> list[str]:
+    """Remove containers whose owning process on this host is gone; return their names."""
+    import docker.errors
+
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": LABEL_OWNER}):
+        if owner_is_dead(container.labels.get(LABEL_OWNER, "")):
+            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                container.remove(force=True)
+                removed.append(container.name)
+    return removed
+
+
+def _tar_dirs(dirs: Mapping[str, Path], uid: int, gid: int) -> bytes:
+    """A tar of host dirs placed at container paths, owned by the agent's user."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+
+        def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            info.uid, info.gid, info.uname, info.gname = uid, gid, "", ""
+            return info
+
+        for inner, host in dirs.items():
+            archive.add(str(host), arcname=inner.lstrip("/"), filter=owned)
+    return buffer.getvalue()
+
+
+def _replace_from_tar(chunks: Any, host_dir: Path) -> None:
+    """Make host_dir hold exactly the tree of a get_archive stream (whose top is the dir)."""
+    with tempfile.TemporaryDirectory(dir=host_dir.parent) as scratch:
+        data = io.BytesIO(b"".join(chunks))
+        with tarfile.open(fileobj=data) as archive:
+            archive.extractall(scratch, filter="data")
+        (extracted,) = Path(scratch).iterdir()
+        shutil.rmtree(host_dir)
+        extracted.rename(host_dir)
+
+
+class DockerSandbox(Sandbox):
+    """One trial's container, with workspace/ and home/ bind-mounted or copied in and out."""
+
+    kind = "docker"
+
+    def __init__(self, provider: DockerProvider, root: Path, container: Any) -> None:
+        self.provider = provider
+        self.root = root
+        self.workspace = root / "workspace"
+        self.home = root / "home"
+        self.inner_workspace = INNER_WORKSPACE
+        self.inner_home = INNER_HOME
+        self.container = container
+
+    def _stop(self) -> None:
+        import docker.errors
+
+        with contextlib.suppress(docker.errors.APIError):
+            self.container.kill()
+        with contextlib.suppress(docker.errors.APIError):
+            self.container.wait(timeout=30)
+
+    def _exec(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float
+    ) -> tuple[int | None, bool, bytes, bytes]:
+        api = self.provider.client.api
+        exec_id = api.exec_create(
+            self.container.id, list(argv), environment=dict(env), workdir=cwd, stdin=False
+        )["Id"]
+        output: list[tuple[bytes | None, bytes | None]] = []
+
+        def wait_for_exec() -> None:
+            # A whole, non-streamed answer: streamed exec sockets leak past close().
+            with contextlib.suppress(Exception):  # the request breaks when the container dies
+                output.append(api.exec_start(exec_id, demux=True))
+
+        reader = threading.Thread(target=wait_for_exec, daemon=True)
+        reader.start()
+        reader.join(timeout)
+        timed_out = reader.is_alive()
+        self._stop()
+        reader.join(10)
+        out, err = output[0] if output else (None, None)
+        exit_code = None if timed_out else api.exec_inspect(exec_id)["ExitCode"]
+        return exit_code, timed_out, (out or b"")[-OUTPUT_TAIL:], (err or b"")[-OUTPUT_TAIL:]
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        timeout: float,
+        cwd: str | None = None,
+    ) -> ProcessResult:
+        start = time.monotonic()
+        copying = not self.provider.bind_mounts
+        try:
+            if copying:  # the adapter may have written new files (the prompt) into home
+                self.container.put_archive("/", self.provider.tar({INNER_HOME: self.home}))
+            self.container.start()
+            exit_code, timed_out, out, err = self._exec(argv, env, cwd or INNER_WORKSPACE, timeout)
+        finally:
+            self._stop()
+        if copying:
+            _replace_from_tar(self.container.get_archive(INNER_WORKSPACE)[0], self.workspace)
+            _replace_from_tar(self.container.get_archive(INNER_HOME)[0], self.home)
+        return ProcessResult(exit_code, timed_out, time.monotonic() - start, out, err)
+
+    def close(self) -> None:
+        self.provider.remove(self.container)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class DockerProvider(SandboxProvider):
+    kind = "docker"
+
+    def __init__(
+        self, limits: SandboxLimits, image: str | None, *, bind_mounts: bool | None = None
+    ) -> None:
+        self.client = connect()
+        self.limits = limits
+        self.image = image
+        host = os.environ.get("DOCKER_HOST", "")
+        # A remote engine cannot see this machine's directories: copy trees in and out.
+        self.bind_mounts = bind_mounts if bind_mounts is not None else host[:7] in ("", "unix://")
+        self.uid, self.gid = (os.getuid(), os.getgid()) if os.getuid() else (IMAGE_USER, IMAGE_USER)
+        self.owner = owner_token()
+        self.run_id = run_label()
+        self.live: dict[str, Any] = {}
+        if image is not None:
+            self.require_image(image, "--docker-image")
+        self.reaped = reap_dead_owners(self.client)
+        atexit.register(self.remove_all)
+
+    def require_image(self, image: str, origin: str) -> None:
+        import docker.errors
+
+        try:
+            self.client.images.get(image)
+        except docker.errors.ImageNotFound:
+            raise pytest.UsageError(
+                f"{origin} {image}: no such image on the Docker engine; `docker pull {image}` "
+                "or build it (docs/sandboxes.md shows how to put an agent CLI in an image)"
+            ) from None
+
+    def tar(self, dirs: Mapping[str, Path]) -> bytes:
+        return _tar_dirs(dirs, self.uid, self.gid)
+
+    def create(self, task: Task, trial_id: str) -> Sandbox:
+        image = task.image or self.image
+        if image is None:
+            raise pytest.UsageError(
+                f"task {task.id}: --sandbox=docker needs an image: pass --docker-image IMAGE "
+                "or set `image` in the task"
+            )
+        if task.image is not None:
+            self.require_image(image, f"task {task.id}: image")
+        root = make_trial_root(trial_id)
+        workspace, home = root / "workspace", root / "home"
+        workspace.mkdir()
+        home.mkdir()
+        materialize(task.input_tree, workspace)
+        try:
+            container = self._create_container(image, trial_id, workspace, home)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        return DockerSandbox(self, root, container)
+
+    def _create_container(self, image: str, trial_id: str, workspace: Path, home: Path) -> Any:
+        limits = self.limits
+        volumes = {}
+        if self.bind_mounts:
+            if os.getuid() == 0:  # the agent runs unprivileged: give it its own trees
+                for directory in (workspace, home):
+                    for path in (directory, *directory.rglob("*")):
+                        os.lchown(path, self.uid, self.gid)
+            volumes = {
+                str(workspace): {"bind": INNER_WORKSPACE, "mode": "rw"},
+                str(home): {"bind": INNER_HOME, "mode": "rw"},
+            }
+        container = self.client.containers.create(
+            image,
+            ["sleep", str(KEEPALIVE_S)],
+            init=True,
+            user=f"{self.uid}:{self.gid}",
+            working_dir=INNER_WORKSPACE,
+            labels={LABEL_OWNER: self.owner, LABEL_RUN: self.run_id, LABEL_TRIAL: trial_id},
+            network_mode="none" if limits.network == "none" else "host",
+            nano_cpus=int(limits.cpus * 1e9),
+            mem_limit=limits.memory_bytes,
+            memswap_limit=limits.memory_bytes,
+            pids_limit=limits.pids,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            volumes=volumes,
+        )
+        self.live[container.id] = container
+        if not self.bind_mounts:
+            try:
+                container.put_archive("/", self.tar({INNER_WORKSPACE: workspace, INNER_HOME: home}))
+            except BaseException:
+                self.remove(container)
+                raise
+        return container
+
+    def remove(self, container: Any) -> None:
+        import docker.errors
+
+        self.live.pop(container.id, None)
+        with contextlib.suppress(docker.errors.NotFound):
+            container.remove(force=True)
+
+    def remove_all(self) -> None:
+        """Last resort at interpreter exit (Ctrl-C past the fixtures): no container survives."""
+        for container in list(self.live.values()):
+            with contextlib.suppress(Exception):
+                self.remove(container)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "image": self.image,
+            "network": self.limits.network,
+            "cpus": self.limits.cpus,
+            "memory_limit": self.limits.memory,
+            "pids_limit": self.limits.pids,
+            "transfer": "bind" if self.bind_mounts else "copy",
+            "user": f"{self.uid}:{self.gid}",
+            "engine": self.client.version().get("Version"),
+        }

@@ -1,0 +1,414 @@
+"""An adversarial command agent tries to break out of each sandbox, for real.
+
+It tries to read the task's verifier and a sibling task's expected tree, a secret file in the
+operator's home and a secret environment variable, to write outside its workspace, to leave a
+process running after the trial, to fork without bound and to take more memory than allowed.
+Under bwrap and docker every attempt must fail or be contained; under tmp the same tests assert
+the leaks, so what the docs say about tmp stays true. Each trial must still be graded normally.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_agentbench.sandbox.bwrap import bwrap_works
+
+pytestmark = pytest.mark.real
+
+SECRET_ENV = "AGENTBENCH_TEST_SECRET_ENV"
+SECRET_VALUE = "env-secret-7f3a"
+HOME_SECRET = "home-secret-91bd"
+EXPECTED_SECRET = "expected-secret-2c44"
+PIDS_LIMIT = 64
+FORK_ATTEMPTS = 150  # bounded: more than the limit, harmless where nothing limits it
+MEMORY_LIMIT = "256m"
+MEMORY_ATTEMPT_MB = 400
+PYTHONPATH = os.environ.get("PYTHONPATH")
+TEST_IMAGE = os.environ.get("AGENTBENCH_TEST_IMAGE", "agentbench-test:1")
+
+
+def _docker_reason() -> str | None:
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+        client.images.get(TEST_IMAGE)
+    except Exception as exc:
+        return f"no Docker engine or no image {TEST_IMAGE} ({exc}); run .ci/install-sandboxes.sh"
+    return None
+
+
+def _skip_unless_available(kind: str) -> None:
+    reason = {"tmp": None, "bwrap": bwrap_works, "docker": _docker_reason}[kind]
+    why = reason() if reason else None
+    if why:
+        pytest.skip(why)
+
+
+ADVERSARY = r"""
+import json, os, subprocess, sys, time
+paths = json.loads(ADVERSARY_PATHS)
+found = {}
+
+def read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError as exc:
+        return None
+
+found["expected"] = read(paths["expected"])
+found["verifier"] = read(paths["verifier"])
+found["home_secret"] = read(paths["home_secret"])
+found["env"] = os.environ.get(paths["secret_env"])
+found["proc_env"] = False
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        data = read(f"/proc/{pid}/environ") or ""
+        found["proc_env"] = found["proc_env"] or paths["secret_env"] + "=" in data
+try:
+    with open(paths["outside"], "w") as handle:
+        handle.write("escaped")
+except OSError:
+    pass
+subprocess.Popen(
+    ["sleep", paths["sleeper"]], start_new_session=True,
+    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+)
+children = []
+for _ in range(paths["fork_attempts"]):
+    try:
+        children.append(subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL))
+    except OSError:
+        break
+found["forked"] = len(children)
+for child in children:
+    child.kill()
+    child.wait()
+hog = "x = bytearray(%d * 1024 * 1024); x[::4096] = b'y' * len(x[::4096])" % paths["memory_mb"]
+found["memory_exit"] = subprocess.run([sys.executable, "-c", hog]).returncode
+with open("findings.json", "w") as handle:
+    json.dump(found, handle)
+with open("answer.txt", "w") as handle:
+    handle.write("42\n")
+"""
+
+VERIFY = """#!/bin/sh
+cp findings.json {results}/findings-$$.json
+test "$(cat answer.txt)" = 42
+"""
+
+
+def _sleeper_tag() -> str:
+    return str(900 + os.getpid() % 97)  # `sleep 9xx`: a process name this test can find
+
+
+def _running_sleepers(tag: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if cmdline[:2] == [b"sleep", tag.encode()]:
+                found.append(int(entry.name))
+    return found
+
+
+def _our_containers() -> set[str]:
+    try:
+        import docker
+
+        client = docker.from_env()
+        listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
+    except Exception:
+        return set()
+    return {container.id for container in listed}
+
+
+def _make_suite(root: Path, results: Path) -> Path:
+    suite = root / "suite"
+    adversary = suite / "adversary"
+    (adversary / "workspace").mkdir(parents=True)
+    (adversary / "workspace" / "README").write_text("answer 42 in answer.txt\n")
+    (adversary / "task.toml").write_text('prompt = "write 42 into answer.txt"\ntimeout = 60\n')
+    verify = adversary / "verify"
+    verify.write_text(VERIFY.format(results=results))
+    verify.chmod(0o755)
+    sibling = suite / "sibling"
+    (sibling / "workspace").mkdir(parents=True)
+    (sibling / "expected").mkdir()
+    (sibling / "workspace" / "a.txt").write_text("a\n")
+    (sibling / "expected" / "a.txt").write_text(EXPECTED_SECRET + "\n")
+    (sibling / "task.toml").write_text('prompt = "noop"\n')
+    return suite
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("kind", ["tmp", "bwrap", "docker"])
+def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]) -> None:
+    _skip_unless_available(kind)
+    root = pytester.path
+    results = root / "results"
+    results.mkdir()
+    suite = _make_suite(root, results)
+    home = root / "fakehome"
+    home.mkdir()
+    (home / "secret.txt").write_text(HOME_SECRET)
+    outside = root / "outside.txt"
+    tag = _sleeper_tag()
+    paths = {
+        "expected": str(suite / "sibling" / "expected" / "a.txt"),
+        "verifier": str(suite / "adversary" / "verify"),
+        "home_secret": str(home / "secret.txt"),
+        "secret_env": SECRET_ENV,
+        "outside": str(outside),
+        "sleeper": tag,
+        "fork_attempts": FORK_ATTEMPTS,
+        "memory_mb": MEMORY_ATTEMPT_MB,
+    }
+    script = ADVERSARY.replace("ADVERSARY_PATHS", repr(json.dumps(paths)))
+    command = f"python3 - <<'ADVERSARY_EOF'\n{script}\nADVERSARY_EOF"
+    pytester.makeini("[pytest]\naddopts = -p no:randomly -p no:cacheprovider\n")
+    containers_before = _our_containers()
+    env_backup = {k: os.environ.get(k) for k in ("HOME", SECRET_ENV)}
+    os.environ.update(HOME=str(home), **{SECRET_ENV: SECRET_VALUE})
+    try:
+        result = pytester.runpytest_subprocess(
+            "--agent=command",
+            f"--agent-cmd={command}",
+            f"--tasks={suite}",
+            "-k",
+            "adversary",
+            "--repeats=2",
+            f"--sandbox={kind}",
+            f"--docker-image={TEST_IMAGE}",
+            f"--sandbox-pids={PIDS_LIMIT}",
+            f"--docker-memory={MEMORY_LIMIT}",
+            *dist,
+            timeout=300,
+        )
+    finally:
+        for key, value in env_backup.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    survivors = _running_sleepers(tag)
+    for pid in survivors:  # tmp leaks them by design; do not leave them to the machine
+        os.kill(pid, 9)
+    result.assert_outcomes(passed=2)  # graded normally: the verifier accepted answer.txt
+    findings = [json.loads(p.read_text()) for p in sorted(results.glob("findings-*.json"))]
+    assert len(findings) == 2
+    escaped = outside.exists()
+    if kind == "tmp":  # what tmp does NOT isolate, asserted so the docs stay honest
+        for found in findings:
+            assert found["expected"] == EXPECTED_SECRET + "\n"
+            assert found["verifier"] is not None
+            assert found["home_secret"] == HOME_SECRET
+            assert found["proc_env"] is True
+            assert found["forked"] == FORK_ATTEMPTS
+            assert found["memory_exit"] == 0
+        assert escaped
+        assert survivors, "a session-detached process outlives a tmp trial"
+        return
+    for found in findings:
+        assert found["expected"] is None
+        assert found["verifier"] is None
+        assert found["home_secret"] is None
+        assert found["env"] is None
+        assert found["proc_env"] is False
+        assert found["forked"] < PIDS_LIMIT
+        assert found["memory_exit"] != 0
+    assert not escaped
+    assert survivors == []
+    assert _our_containers() <= containers_before
+
+
+def _docker_client():  # type: ignore[no-untyped-def]
+    import docker
+
+    return docker.from_env()
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "docker"])
+def test_network_none_cuts_network_host_keeps_it(pytester: pytest.Pytester, kind: str) -> None:
+    _skip_unless_available(kind)
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    suite = pytester.path / "suite" / "net"
+    (suite / "workspace").mkdir(parents=True)
+    (suite / "expected").mkdir()
+    (suite / "expected" / "ok").write_text("")
+    (suite / "task.toml").write_text('prompt = "connect"\ntimeout = 30\n')
+    probe = (
+        'python3 -c \'import socket; socket.create_connection(("127.0.0.1", '
+        f"{port}), timeout=3)' && touch ok"
+    )
+    outcomes = {}
+    try:
+        for network in ("host", "none"):
+            result = pytester.runpytest_subprocess(
+                "--agent=command",
+                f"--agent-cmd={probe}",
+                f"--tasks={suite.parent}",
+                f"--sandbox={kind}",
+                f"--docker-image={TEST_IMAGE}",
+                f"--agentbench-network={network}",
+                timeout=120,
+            )
+            outcomes[network] = result.parseoutcomes()
+    finally:
+        server.close()
+    assert outcomes["host"].get("passed") == 1
+    assert outcomes["none"].get("failed") == 1
+
+
+def test_docker_reaps_containers_of_dead_owners_only() -> None:
+    _skip_unless_available("docker")
+    from pytest_agentbench.sandbox.docker import LABEL_OWNER, DockerProvider, owner_token
+    from pytest_agentbench.sandbox.limits import SandboxLimits
+
+    client = _docker_client()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    dead_owner = owner_token(os.getpid()).replace(f":{os.getpid()}:", f":{dead.pid}:")
+    labels = {
+        "dead": {LABEL_OWNER: dead_owner},
+        "alive": {LABEL_OWNER: owner_token(os.getpid())},
+        "elsewhere": {LABEL_OWNER: f"another-host:{dead.pid}:1"},
+        "foreign": {"com.example.other": "1"},
+    }
+    made = {
+        name: client.containers.create(TEST_IMAGE, ["true"], labels=label)
+        for name, label in labels.items()
+    }
+    try:
+        DockerProvider(SandboxLimits(), TEST_IMAGE)
+        remaining = {c.id for c in client.containers.list(all=True)}
+        assert made["dead"].id not in remaining
+        assert {made[n].id for n in ("alive", "elsewhere", "foreign")} <= remaining
+    finally:
+        for container in made.values():
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+
+
+def test_docker_engine_missing_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("suite", "t", "workspace").mkdir(parents=True)
+    pytester.path.joinpath("suite", "t", "expected").mkdir()
+    pytester.path.joinpath("suite", "t", "task.toml").write_text('prompt = "x"\n')
+    os.environ["DOCKER_HOST"] = "unix:///nonexistent/docker.sock"
+    try:
+        result = pytester.runpytest_subprocess(
+            "--agent=nop", f"--tasks={pytester.path / 'suite'}", "--sandbox=docker"
+        )
+    finally:
+        del os.environ["DOCKER_HOST"]
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no Docker engine answers at unix:///nonexistent*start*"])
+
+
+def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -> None:
+    _skip_unless_available("docker")
+    suite = pytester.path / "suite" / "slow"
+    (suite / "workspace").mkdir(parents=True)
+    (suite / "expected").mkdir()
+    (suite / "task.toml").write_text('prompt = "wait"\ntimeout = 120\n')
+    before = _our_containers()
+    checkout = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, PYTHONPATH]))}
+    process = subprocess.Popen(
+        [
+            "python",
+            "-m",
+            "pytest",
+            "--agent=command",
+            "--agent-cmd=sleep 100",
+            f"--tasks={suite.parent}",
+            "--sandbox=docker",
+            f"--docker-image={TEST_IMAGE}",
+        ],
+        cwd=pytester.path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not (_our_containers() - before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _our_containers() - before, "the trial never started a container"
+    process.send_signal(2)  # Ctrl-C
+    process.wait(timeout=60)
+    assert _our_containers() <= before
+
+
+@pytest.mark.skipif(shutil.which("docker") is None, reason="docker CLI not installed")
+def test_docker_test_image_runs_sh_and_python() -> None:
+    _skip_unless_available("docker")
+    out = subprocess.run(
+        ["docker", "run", "--rm", TEST_IMAGE, "/bin/sh", "-c", "python3 -c 'print(6*7)'"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.strip() == b"42"
+
+
+@pytest.mark.parametrize("bind_mounts", [True, False], ids=["bind", "copy"])
+def test_docker_rounds_share_the_container_and_reach_the_host_copy(bind_mounts: bool) -> None:
+    _skip_unless_available("docker")
+    from pytest_agentbench.sandbox.docker import DockerProvider
+    from pytest_agentbench.sandbox.limits import SandboxLimits
+    from pytest_agentbench.tasks.model import MemoryTree, Task
+
+    task = Task(id="t", prompt="p", source="s", make_input=lambda: MemoryTree({"a.txt": b"1\n"}))
+    provider = DockerProvider(SandboxLimits(), TEST_IMAGE, bind_mounts=bind_mounts)
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/home/agent"}
+    with provider.create(task, "t-r0") as sandbox:
+        (sandbox.home / "prompt.txt").write_text("round one\n")
+        first = sandbox.run(
+            ["/bin/sh", "-c", "cat $HOME/prompt.txt >> a.txt; echo kept > /tmp/state; id -u"],
+            env=env,
+            timeout=30,
+        )
+        assert first.exit_code == 0 and first.stdout.strip() != b"0"  # not root
+        assert (sandbox.workspace / "a.txt").read_text() == "1\nround one\n"
+        second = sandbox.run(
+            ["/bin/sh", "-c", "cat /tmp/state > usage.json; mv usage.json $HOME/"],
+            env=env,
+            timeout=30,
+        )
+        assert second.exit_code == 0, second.stderr
+        assert (sandbox.home / "usage.json").read_text() == "kept\n"
+        container = sandbox.container  # type: ignore[attr-defined]
+    assert container.id not in {c.id for c in provider.client.containers.list(all=True)}
+
+
+def test_install_root_never_exposes_a_hidden_directory(tmp_path: Path) -> None:
+    from pytest_agentbench.sandbox.bwrap import install_root
+
+    package = tmp_path / "opt" / "agents" / "node_modules" / "@x" / "cli" / "bin"
+    package.mkdir(parents=True)
+    (package / "cli.js").write_text("")
+    assert install_root(package / "cli.js", []) == tmp_path / "opt" / "agents"
+    home_bin = tmp_path / "home" / "bin"
+    home_bin.mkdir(parents=True)
+    (home_bin / "agent").write_text("")
+    assert install_root(home_bin / "agent", [tmp_path / "home"]) == home_bin
+    assert install_root(home_bin / "agent", []) == tmp_path / "home"
