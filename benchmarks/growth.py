@@ -27,7 +27,9 @@ def run(ctx: Context) -> list[dict]:
     rss: dict[int, list[float]] = {scale: [] for scale in SCALES}
     for _ in range(ctx.runs(3, 1)):
         for scale in SCALES:
-            done = run_pytest(cwd, "--agent=mock", f"--repeats={scale}", f"--tasks={tasks}")
+            done = run_pytest(
+                cwd, "--agent=mock", "--sandbox=tmp", f"--repeats={scale}", f"--tasks={tasks}"
+            )
             walls[scale].append(done.wall_s)
             cpus[scale].append(done.cpu_s)
             rss[scale].append(done.max_rss_mb)

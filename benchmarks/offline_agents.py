@@ -1,6 +1,7 @@
 """Offline agents: whole-process wall per trial of the mock agent against a peer harness.
 
-Subject: ``pytest --agent=mock --repeats=20`` on ten generated directory tasks (200 trials).
+Subject: ``pytest --agent=mock --sandbox=tmp --repeats=20`` (the peer does not isolate
+either) on ten generated directory tasks (200 trials).
 Peer: rerun-bench's mock agent on its own ten bundled tasks with ``--runs 20``, installed from
 PyPI into a throwaway venv under the temp directory. Both figures include start-up. When the
 peer cannot be installed, the figure is measured against the plain-pytest floor instead and
@@ -70,7 +71,7 @@ def run(ctx: Context) -> list[dict]:
     tasks = make_tasks(ctx.scratch / "tasks", TASKS)
     subject_dir = pytest_dir(ctx.scratch / "subject")
     trials = TASKS * REPEATS
-    subject_args = ("--agent=mock", f"--repeats={REPEATS}", f"--tasks={tasks}")
+    subject_args = ("--agent=mock", "--sandbox=tmp", f"--repeats={REPEATS}", f"--tasks={tasks}")
     script, why_not = peer_command()
     peer_runs = 4 if ctx.quick else REPEATS
     subject, peer = [], []

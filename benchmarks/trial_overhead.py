@@ -3,7 +3,8 @@
 Subject: ``pytest --agent=command --agent-cmd=true`` over N tiny generated tasks (input equals
 expected, so every trial passes). Floor: N parametrized items that each copy the same input
 tree to a temp dir, spawn /bin/true and read the tree back. Both are whole-process wall times
-with the same pytest start-up, measured alternately in one run.
+with the same pytest start-up, measured alternately in one run. The plugin runs with
+--sandbox=tmp, like the floor without isolation; what isolation costs is a sandbox figure.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def run(ctx: Context) -> list[dict]:
     subject_dir = pytest_dir(ctx.scratch / "subject")
     floor_dir = pytest_dir(ctx.scratch / "floor")
     (floor_dir / "test_floor.py").write_text(FLOOR_TEST.format(tasks=str(tasks), count=count))
-    subject_args = ("--agent=command", "--agent-cmd=true", f"--tasks={tasks}")
+    subject_args = ("--agent=command", "--agent-cmd=true", "--sandbox=tmp", f"--tasks={tasks}")
     subject, floor = [], []
     for _ in range(ctx.runs(5, 2)):
         subject.append(run_pytest(subject_dir, *subject_args, ok=(0,)).wall_s / count * 1000)

@@ -29,7 +29,12 @@ def metrics(path: Path) -> dict[str, Any]:
 def run(ctx: Context) -> list[dict]:
     tasks = make_tasks(ctx.scratch / "tasks", TASKS, change=False)
     cwd = pytest_dir(ctx.scratch / "run")
-    common = ("--agent=command", f"--agent-cmd=sleep {SLEEP}", f"--repeats={REPEATS}")
+    common = (
+        "--agent=command",
+        "--sandbox=tmp",
+        f"--agent-cmd=sleep {SLEEP}",
+        f"--repeats={REPEATS}",
+    )
     common += (f"--tasks={tasks}",)
     serial, parallel = [], []
     same = True
