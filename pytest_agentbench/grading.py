@@ -5,13 +5,15 @@ Files are compared in chunks so memory stays flat however large a file is.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pytest_agentbench.tasks.model import Task, Tree
 
@@ -71,37 +73,73 @@ def _parents(path: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _same_bytes(expected: Tree, rel: str, actual_path: str) -> bool:
-    if expected.size(rel) != os.stat(actual_path).st_size:
-        return False
+def _open_expected(expected: Tree, rel: str) -> BinaryIO:
     source = expected.open_source(rel)
-    if source is None:
-        data = expected.read(rel)
-        with open(actual_path, "rb") as handle:
-            return all(
-                handle.read(CHUNK) == data[offset : offset + CHUNK]
-                for offset in range(0, len(data), CHUNK)
-            )
-    with open(source, "rb") as left, open(actual_path, "rb") as right:
-        while True:
-            a = left.read(CHUNK)
-            if a != right.read(CHUNK):
-                return False
-            if not a:
-                return True
+    return open(source, "rb") if source is not None else io.BytesIO(expected.read(rel))
+
+
+def _same_prefix(left: BinaryIO, right: BinaryIO, length: int) -> bool:
+    """Whether the next `length` bytes of both streams are equal, read a chunk at a time."""
+    while length > 0:
+        size = min(CHUNK, length)
+        if left.read(size) != right.read(size):
+            return False
+        length -= size
+    return True
+
+
+def _length(stream: BinaryIO) -> int:
+    """The stream's length, from an open descriptor (no second path lookup); rewinds it."""
+    size = stream.seek(0, os.SEEK_END)
+    stream.seek(0)
+    return size
+
+
+def _same_bytes(expected: Tree, rel: str, actual_path: str) -> bool:
+    with _open_expected(expected, rel) as left, open(actual_path, "rb") as right:
+        size = _length(left)
+        return size == _length(right) and _same_prefix(left, right, size)
 
 
 def strip_trailing_newlines(data: bytes) -> bytes:
     return _TRAILING_NEWLINES.sub(b"", data)
 
 
+def trimmed_length(handle: BinaryIO) -> int:
+    """The length of the stream's content without its trailing run of LF/CRLF.
+
+    Equal to ``len(strip_trailing_newlines(content))``, but reads backwards from the end only
+    as far as the run goes, a chunk at a time, so memory does not grow with the file.
+    """
+    end = handle.seek(0, os.SEEK_END)
+    after = b""  # the first byte after the current block (empty at the end of the stream)
+    while end > 0:
+        start = max(0, end - CHUNK)
+        handle.seek(start)
+        block = handle.read(end - start)
+        body = len(block.rstrip(b"\r\n"))
+        run = block[body:] + after
+        # The run ends where a CR is not followed by LF: its last CR-CR pair, or a final CR.
+        stop = run.rfind(b"\r\r")
+        if not after and run.endswith(b"\r"):
+            stop = len(run) - 1
+        if stop >= 0:
+            return start + body + stop + 1
+        if body:
+            return start + body
+        after, end = block[:1], start
+    return 0
+
+
 def _equal_ignoring_eof(expected: Tree, rel: str, actual_path: str) -> bool:
-    """Equal once the trailing runs of LF/CRLF are removed from both sides."""
-    source = expected.open_source(rel)
-    expected_data = expected.read(rel) if source is None else Path(source).read_bytes()
-    with open(actual_path, "rb") as handle:
-        actual_data = handle.read()
-    return strip_trailing_newlines(expected_data) == strip_trailing_newlines(actual_data)
+    """Equal once the trailing runs of LF/CRLF are removed from both sides (streamed)."""
+    with _open_expected(expected, rel) as left, open(actual_path, "rb") as right:
+        length = trimmed_length(left)
+        if trimmed_length(right) != length:
+            return False
+        left.seek(0)
+        right.seek(0)
+        return _same_prefix(left, right, length)
 
 
 def compare_tree(expected: Tree, workspace: Path) -> Grade:
@@ -165,19 +203,20 @@ def run_verifier(verifier: Path, workspace_copy: Path, timeout: float) -> Grade:
     )
 
 
-def grade_task(task: Task, workspace: Path, scratch: Path) -> Grade:
-    """The default grader: exact tree comparison, or the task's verifier on a copy."""
+def grade_task(task: Task, workspace: Path) -> Grade:
+    """The default grader: exact tree comparison, or the task's verifier on a copy.
+
+    Only a verifier needs scratch space, so only verifier tasks pay for a temp directory.
+    """
     expected = task.expected_tree
     if expected is not None:
         return compare_tree(expected, workspace)
     assert task.verifier is not None
-    copy = scratch / "verify-copy"
-    if copy.exists():
-        shutil.rmtree(copy)
-    shutil.copytree(workspace, copy, symlinks=True)
-    invalid = list_workspace(copy).invalid
-    grade = run_verifier(task.verifier, copy, timeout=max(30.0, task.timeout))
-    shutil.rmtree(copy, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="agentbench-grade-") as scratch:
+        copy = Path(scratch) / "verify-copy"
+        shutil.copytree(workspace, copy, symlinks=True)
+        invalid = list_workspace(copy).invalid
+        grade = run_verifier(task.verifier, copy, timeout=max(30.0, task.timeout))
     if invalid:
         grade.exact = grade.eof_normalized = False
         grade.invalid = invalid

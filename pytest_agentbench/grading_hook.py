@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from pytest_agentbench import hookimpl
@@ -13,5 +12,4 @@ from pytest_agentbench.tasks.model import Task
 class DefaultGrader:
     @hookimpl(trylast=True)
     def pytest_agentbench_grade(self, task: Task, workspace: Path) -> Grade:
-        with tempfile.TemporaryDirectory(prefix="agentbench-grade-") as scratch:
-            return grade_task(task, workspace, Path(scratch))
+        return grade_task(task, workspace)

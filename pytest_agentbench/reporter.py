@@ -6,7 +6,6 @@ facts through ``config.workeroutput`` (see WorkerRelay) and the Observations rid
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -105,7 +104,7 @@ class AgentbenchReporter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:
             return
-        from pytest_agentbench.report.document import build_report
+        from pytest_agentbench.report.document import build_report, write_report
 
         info = self.agent_info or agent_info(self.config, self.settings)
         self.report = build_report(
@@ -118,9 +117,7 @@ class AgentbenchReporter:
         )
         self.config.hook.pytest_agentbench_report_json(config=self.config, report=self.report)
         if self.settings.json_path is not None:
-            path = self.settings.json_path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(self.report, indent=1, ensure_ascii=False) + "\n")
+            write_report(self.report, self.settings.json_path)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_agentbench.diffview import make_visible, render_grade
@@ -54,6 +54,7 @@ def test_exact_iff_trees_equal(tmp_path_factory, expected, actual) -> None:
 )
 def test_eof_normalized_forgives_only_trailing_newline_runs(tmp_path_factory, body, left, right):
     body = strip_trailing_newlines(body)
+    assume(not body.endswith(b"\r"))  # a final CR would pair with an added LF into CRLF
     workspace = tmp_path_factory.mktemp("ws")
     (workspace / "f.txt").write_bytes(body + b"".join(right))
     grade = compare_tree(MemoryTree({"f.txt": body + b"".join(left)}), workspace)

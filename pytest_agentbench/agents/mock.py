@@ -20,7 +20,7 @@ from pytest_agentbench.agents.base import (
 )
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import stable_int
-from pytest_agentbench.tasks.model import as_mapping, clear_directory, materialize
+from pytest_agentbench.tasks.model import as_mapping, replace_with
 
 WRONG_EDITS = ("eof", "partial", "extra", "none")
 PROFILES = ("uniform", "flaky")
@@ -138,8 +138,7 @@ class MockSession(AgentSession):
         changed = sorted(p for p in target if original.get(p) != target[p])
         if kind == "partial" and not any(p in original for p in changed):
             kind = "extra"  # nothing to leave half-done: only creations or deletions
-        clear_directory(workspace)
-        materialize(expected, workspace)
+        replace_with(expected, workspace)
         if kind == "eof" and changed:
             data = target[changed[0]]
             data = data.rstrip(b"\r\n") if data.endswith(b"\n") else data + b"\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from pytest_agentbench import __version__
@@ -82,3 +84,29 @@ def _meta_from(trials: list[dict[str, Any]]) -> dict[str, Any]:
         return {}
     first = trials[0]
     return {k: first.get(k) for k in ("category", "tags", "fixture_hash")}
+
+
+def write_report(report: dict[str, Any], path: Path) -> None:
+    """Write the report as JSON (creating the directory), streamed section by section.
+
+    Sections are indented for reading, but list sections (tasks, observations) get one
+    compact entry per line: json's fast C encoder runs only without indent, and indenting
+    100,000 observations through the pure-Python encoder takes seconds and gigabytes.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    compact = json.JSONEncoder(ensure_ascii=False).encode  # one encoder, not one per entry
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("{")
+        for index, (key, value) in enumerate(report.items()):
+            out.write(",\n " if index else "\n ")
+            out.write(json.dumps(key) + ": ")
+            if isinstance(value, list) and value:
+                out.write("[")
+                for position, item in enumerate(value):
+                    out.write(",\n  " if position else "\n  ")
+                    out.write(compact(item))
+                out.write("\n ]")
+            else:
+                text = json.dumps(value, indent=1, ensure_ascii=False)
+                out.write(text.replace("\n", "\n "))  # JSON strings hold no raw newline
+        out.write("\n}\n")

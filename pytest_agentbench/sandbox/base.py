@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import queue
+import selectors
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -14,11 +18,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 from pytest_agentbench.tasks.model import Task
 
 OUTPUT_TAIL = 64 * 1024
+READ_SIZE = 65536
+POLL_S = 0.1  # how often a process whose pipes stay open is checked for exit
+DRAIN_GRACE_S = 5.0  # how long output left in the pipes after exit is still read
 
 
 @dataclass
@@ -103,6 +110,66 @@ def make_trial_root(trial_id: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"agentbench-{safe}-"))
 
 
+class _Remover:
+    """Removes finished trial directories on background threads.
+
+    Removing directories is the slowest step of a trial on many disks (rmdir on ext4 mounted
+    with discard waits about a millisecond for the device) and no trial needs its result, so
+    trials hand their directories over and go on. The waits are latency, not work, so a few
+    threads overlap them. The queue is bounded: a disk slower than the trials throttles them
+    instead of filling up. ``wait_for_removals`` drains it.
+    """
+
+    def __init__(self, threads: int = 4, limit: int = 64) -> None:
+        self.queue: queue.Queue[Path] = queue.Queue(limit)
+        self.size = threads
+        self.threads: list[threading.Thread] = []
+        self.lock = threading.Lock()
+
+    def put(self, path: Path) -> None:
+        with self.lock:
+            if not self.threads:
+                self.threads = [
+                    threading.Thread(target=self._work, name="agentbench-remover", daemon=True)
+                    for _ in range(self.size)
+                ]
+                for thread in self.threads:
+                    thread.start()
+        self.queue.put(path)
+
+    def _work(self) -> None:
+        while True:
+            path = self.queue.get()
+            try:
+                shutil.rmtree(path, ignore_errors=True)
+            finally:
+                self.queue.task_done()
+
+
+_remover = _Remover()
+
+
+def _fresh_remover_after_fork() -> None:
+    global _remover
+    _remover = _Remover()  # the parent's thread does not exist in a forked child
+
+
+os.register_at_fork(after_in_child=_fresh_remover_after_fork)
+
+
+def remove_later(path: Path) -> None:
+    """Remove a directory tree soon, off the trial's critical path."""
+    _remover.put(path)
+
+
+def wait_for_removals() -> None:
+    """Block until every directory handed to remove_later is gone (run at exit, too)."""
+    _remover.queue.join()
+
+
+atexit.register(wait_for_removals)
+
+
 class _TailBuffer:
     """Keeps only the last `limit` bytes of a stream, so chatty agents cost bounded memory."""
 
@@ -110,11 +177,10 @@ class _TailBuffer:
         self.limit = limit
         self.data = bytearray()
 
-    def drain(self, stream: IO[bytes]) -> None:
-        for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
-            self.data += chunk
-            if len(self.data) > 2 * self.limit:
-                del self.data[: len(self.data) - self.limit]
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > 2 * self.limit:
+            del self.data[: len(self.data) - self.limit]
 
     def value(self) -> bytes:
         return bytes(self.data[-self.limit :])
@@ -124,6 +190,60 @@ def kill_group(pgid: int) -> None:
     """SIGKILL a whole process group; a group that is already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _read_ready(
+    selector: selectors.BaseSelector, tails: dict[int, _TailBuffer], wait: float
+) -> None:
+    """One round: read whatever the pipes hold within `wait` seconds; forget pipes at EOF."""
+    if not selector.get_map():
+        time.sleep(wait)
+        return
+    for key, _ in selector.select(wait):
+        if key.fd not in tails:
+            continue  # the process-exit descriptor: the caller checks the process
+        chunk = os.read(key.fd, READ_SIZE)
+        if chunk:
+            tails[key.fd].add(chunk)
+        else:
+            selector.unregister(key.fd)
+
+
+def _exit_descriptor(process: subprocess.Popen[bytes]) -> int | None:
+    """A descriptor that turns readable when the process exits (Linux pidfd), if available."""
+    try:
+        return os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _wait_reading(
+    process: subprocess.Popen[bytes],
+    selector: selectors.BaseSelector,
+    tails: dict[int, _TailBuffer],
+    deadline: float,
+) -> bool:
+    """Read the pipes until the process exits (True) or the deadline passes (False).
+
+    One thread multiplexes both pipes and the exit, so a trial starts no reader threads and
+    never sleeps-polls for a short process. Without pidfd the exit is polled every POLL_S.
+    """
+    exit_fd = _exit_descriptor(process)
+    if exit_fd is not None:
+        selector.register(exit_fd, selectors.EVENT_READ)
+    try:
+        while process.poll() is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            _read_ready(
+                selector, tails, remaining if exit_fd is not None else min(remaining, POLL_S)
+            )
+        return True
+    finally:
+        if exit_fd is not None:
+            selector.unregister(exit_fd)
+            os.close(exit_fd)
 
 
 def run_process_group(
@@ -149,32 +269,30 @@ def run_process_group(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    assert process.stdout is not None and process.stderr is not None
     out, err = _TailBuffer(), _TailBuffer()
-    readers = [
-        threading.Thread(target=out.drain, args=(process.stdout,), daemon=True),
-        threading.Thread(target=err.drain, args=(process.stderr,), daemon=True),
-    ]
-    for reader in readers:
-        reader.start()
+    tails = {process.stdout.fileno(): out, process.stderr.fileno(): err}
     timed_out = False
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        if on_timeout is not None:
-            on_timeout()
-        kill_group(process.pid)
-        process.wait()
-    finally:
-        if process.poll() is None:  # interrupted (Ctrl-C): take the group down with us
-            kill_group(process.pid)
+    with selectors.DefaultSelector() as selector:
+        for fd in tails:
+            selector.register(fd, selectors.EVENT_READ)
+        try:
+            timed_out = not _wait_reading(process, selector, tails, start + timeout)
+            if timed_out:
+                if on_timeout is not None:
+                    on_timeout()
+                kill_group(process.pid)
             process.wait()
-    kill_group(process.pid)  # descendants that outlived the leader
-    for reader in readers:
-        reader.join(timeout=5)
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
+        finally:
+            if process.poll() is None:  # interrupted (Ctrl-C): take the group down with us
+                kill_group(process.pid)
+                process.wait()
+        kill_group(process.pid)  # descendants that outlived the leader
+        drain_deadline = time.monotonic() + DRAIN_GRACE_S
+        while selector.get_map() and (left := drain_deadline - time.monotonic()) > 0:
+            _read_ready(selector, tails, left)  # output still in the pipes after the exit
+    process.stdout.close()
+    process.stderr.close()
     return ProcessResult(
         exit_code=None if timed_out else process.returncode,
         timed_out=timed_out,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from pytest_agentbench.sandbox.base import (
     Sandbox,
     SandboxProvider,
     make_trial_root,
+    remove_later,
     run_process_group,
 )
 from pytest_agentbench.tasks.model import Task, materialize
@@ -35,7 +35,7 @@ class TmpSandbox(Sandbox):
         return run_process_group(argv, env=env, cwd=cwd or self.inner_workspace, timeout=timeout)
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_later(self.root)
 
 
 class TmpProvider(SandboxProvider):

@@ -94,24 +94,30 @@ def load_directory_task(task_dir: Path) -> Task:
 
     workspace_dir = task_dir / "workspace"
     solution_dir = task_dir / "solution"
-    trees = {"workspace": workspace_dir, "expected": expected_dir, "solution": solution_dir}
-    for name, root in trees.items():
+    trees: dict[str, DirTree] = {}
+    for name, root in {
+        "workspace": workspace_dir,
+        "expected": expected_dir,
+        "solution": solution_dir,
+    }.items():
         if root.exists() and (root.is_symlink() or not root.is_dir()):
             raise TaskError(f"{root}: {name} must be a directory")
         if root.is_dir():
-            DirTree(root).paths()  # raises TaskError on a symlink or special file inside
-
-    def make_workspace() -> Tree:
-        return DirTree(workspace_dir) if workspace_dir.is_dir() else MemoryTree({})
+            trees[name] = DirTree(root)
+            trees[name].paths()  # raises TaskError on a symlink or special file inside
+    # One DirTree per tree for the whole run: its listing is walked once, not once per trial.
+    input_tree: Tree = trees.get("workspace") or MemoryTree({})
+    expected_tree = trees.get("expected")
+    solution_tree = trees.get("solution")
 
     task = Task(
         id=task_dir.name,
         prompt=prompt,
         source=str(task_dir),
-        make_input=make_workspace,
-        make_expected=(lambda: DirTree(expected_dir)) if has_expected else None,
+        make_input=lambda: input_tree,
+        make_expected=(lambda: expected_tree) if expected_tree is not None else None,
         verifier=verifier if has_verifier else None,
-        make_solution=(lambda: DirTree(solution_dir)) if solution_dir.is_dir() else None,
+        make_solution=(lambda: solution_tree) if solution_tree is not None else None,
         timeout=timeout,
         category=category,
         tags=tuple(tags),

@@ -125,7 +125,11 @@ class DirTree:
         return (self.root / path).stat().st_size
 
     def open_source(self, path: str) -> str | None:
-        return str(self.root / path)
+        return self._prefix + path
+
+    @cached_property
+    def _prefix(self) -> str:
+        return f"{self.root}{os.sep}"  # joined as strings: graders call this once per file
 
 
 def _walk(root: Path, prefix: str) -> Iterator[tuple[str, str, bool]]:
@@ -226,8 +230,7 @@ class Task:
         """Make the workspace the reference result: the expected tree, or input + solution."""
         expected = self.expected_tree
         if expected is not None:
-            clear_directory(workspace)
-            materialize(expected, workspace)
+            replace_with(expected, workspace)
             return
         solution = self.solution_tree
         if solution is None:
@@ -235,11 +238,31 @@ class Task:
         materialize(solution, workspace)
 
 
-def clear_directory(path: Path) -> None:
-    """Remove everything inside path, keeping path itself."""
+def clear_directory(path: Path, keep_dirs: frozenset[str] = frozenset(), prefix: str = "") -> None:
+    """Remove everything inside path, keeping path itself and the directories in keep_dirs
+    (relative paths), which are emptied in turn. Files are always unlinked, never rewritten."""
     with os.scandir(path) as entries:
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
+            rel = prefix + entry.name
+            if not entry.is_dir(follow_symlinks=False):
                 os.unlink(entry.path)
+            elif rel in keep_dirs:
+                clear_directory(Path(entry.path), keep_dirs, rel + "/")
+            else:
+                shutil.rmtree(entry.path)
+
+
+def tree_dirs(tree: Tree) -> frozenset[str]:
+    """Every directory the tree holds: parents of its files, its empty directories and theirs."""
+    dirs: set[str] = set()
+    for rel in [*tree.paths(), *(d + "/x" for d in tree.empty_dirs())]:
+        parts = rel.split("/")[:-1]
+        dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    return frozenset(dirs)
+
+
+def replace_with(tree: Tree, workspace: Path) -> None:
+    """Make workspace hold exactly the tree. Directories the tree also has are kept (emptied)
+    rather than removed and made again: on many file systems rmdir is the slow part."""
+    clear_directory(workspace, tree_dirs(tree))
+    materialize(tree, workspace)

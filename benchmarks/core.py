@@ -1,0 +1,108 @@
+"""The shapes every benchmark shares: a context, figures over several runs and a verdict."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a benchmark run may use: the quick flag and a scratch directory of its own."""
+
+    quick: bool
+    scratch: Path
+
+    def runs(self, full: int, quick: int = 1) -> int:
+        """How many times to repeat a measurement in this mode."""
+        return quick if self.quick else full
+
+
+@dataclass(frozen=True)
+class Target:
+    """A bound on one figure: ``ratio <= 1.5``, ``value < 2.0`` ..."""
+
+    of: str  # "ratio" or "value"
+    op: str  # "<=", "<", ">=", ">"
+    bound: float
+
+    def met(self, figure: float | None) -> bool:
+        if figure is None:
+            return False
+        return {
+            "<=": figure <= self.bound,
+            "<": figure < self.bound,
+            ">=": figure >= self.bound,
+            ">": figure > self.bound,
+        }[self.op]
+
+    def text(self) -> str:
+        return f"{self.of} {self.op} {self.bound:g}"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One measurement module's entry: ``run(ctx)`` returns its checks."""
+
+    name: str
+    title: str
+    run: Callable[[Context], list[dict[str, Any]]]
+
+
+def stats(samples: Sequence[float]) -> dict[str, Any]:
+    """min, median and max of the samples, and the samples themselves."""
+    values = [float(v) for v in samples]
+    return {
+        "min": min(values),
+        "median": statistics.median(values),
+        "max": max(values),
+        "runs": len(values),
+        "samples": [round(v, 6) for v in values],
+    }
+
+
+def check(
+    name: str,
+    *,
+    unit: str,
+    value: Sequence[float],
+    target: Target,
+    floor: Sequence[float] | None = None,
+    floor_is: str = "",
+    ratio: str = "value/floor",
+    note: str = "",
+    **extra: Any,
+) -> dict[str, Any]:
+    """One figure: the subject's stats, the floor's, their ratio of medians and the verdict.
+
+    ``ratio`` says which way round: "value/floor" (a cost) or "floor/value" (a speed-up).
+    """
+    subject = stats(value)
+    floor_stats = stats(floor) if floor else None
+    figure_ratio = None
+    if floor_stats is not None:
+        top, bottom = (
+            (subject["median"], floor_stats["median"])
+            if ratio == "value/floor"
+            else (floor_stats["median"], subject["median"])
+        )
+        figure_ratio = top / bottom if bottom > 0 else None  # a non-positive floor is noise
+    judged = figure_ratio if target.of == "ratio" else subject["median"]
+    return {
+        "name": name,
+        "unit": unit,
+        "value": subject,
+        "floor": floor_stats,
+        "floor_is": floor_is,
+        "ratio": None if figure_ratio is None else round(figure_ratio, 4),
+        "ratio_is": ratio if floor_stats is not None else None,
+        "target": target.text(),
+        "passed": target.met(judged),
+        "note": note,
+        **extra,
+    }

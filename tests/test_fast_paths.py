@@ -1,0 +1,121 @@
+"""The fast paths that keep the harness cheap per trial behave exactly like the slow ones."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_agentbench import grading
+from pytest_agentbench.grading import compare_tree, strip_trailing_newlines, trimmed_length
+from pytest_agentbench.report.document import write_report
+from pytest_agentbench.sandbox.base import remove_later, run_process_group, wait_for_removals
+from pytest_agentbench.tasks.model import DirTree, MemoryTree, replace_with
+
+ENV = {"PATH": os.environ["PATH"]}
+
+
+@given(st.lists(st.sampled_from([b"a", b"\r", b"\n"]), max_size=24), st.integers(1, 5))
+def test_trimmed_length_matches_the_regex_across_chunk_borders(parts, chunk):
+    data = b"".join(parts)
+    original = grading.CHUNK
+    grading.CHUNK = chunk
+    try:
+        assert trimmed_length(io.BytesIO(data)) == len(strip_trailing_newlines(data))
+    finally:
+        grading.CHUNK = original
+
+
+def test_eof_normalized_comparison_streams_large_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(grading, "CHUNK", 4096)
+    body = b"line\r\n" * 50_000
+    (tmp_path / "expected").mkdir()
+    (tmp_path / "expected" / "big.txt").write_bytes(body)
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "big.txt").write_bytes(body + b"\r\n\n")
+    grade = compare_tree(DirTree(tmp_path / "expected"), tmp_path / "ws")
+    assert (grade.exact, grade.eof_normalized, grade.differing) == (False, True, ["big.txt"])
+    (tmp_path / "ws" / "big.txt").write_bytes(body[:-3] + b"X\r\n")
+    grade = compare_tree(DirTree(tmp_path / "expected"), tmp_path / "ws")
+    assert (grade.exact, grade.eof_normalized) == (False, False)
+
+
+def test_memory_tree_sizes_come_from_the_bytes(tmp_path):
+    (tmp_path / "a.txt").write_bytes(b"abc")
+    assert compare_tree(MemoryTree({"a.txt": b"abc"}), tmp_path).exact
+    assert not compare_tree(MemoryTree({"a.txt": b"abcd"}), tmp_path).exact
+
+
+def test_process_output_tails_and_exit_code(tmp_path):
+    result = run_process_group(
+        ["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], env=ENV, cwd=str(tmp_path), timeout=10
+    )
+    assert (result.exit_code, result.timed_out) == (3, False)
+    assert (result.stdout, result.stderr) == (b"out\n", b"err\n")
+
+
+def test_process_deadline_kills_the_group(tmp_path):
+    start = time.monotonic()
+    result = run_process_group(
+        ["/bin/sh", "-c", "sleep 30 & sleep 30"], env=ENV, cwd=str(tmp_path), timeout=0.5
+    )
+    assert result.timed_out and result.exit_code is None
+    assert time.monotonic() - start < 10
+
+
+def test_process_exit_is_seen_while_a_descendant_holds_the_pipes(tmp_path):
+    """The leader exits; a background child keeps stdout open; the group is killed anyway."""
+    start = time.monotonic()
+    result = run_process_group(
+        ["/bin/sh", "-c", "sleep 30 & echo started"], env=ENV, cwd=str(tmp_path), timeout=20
+    )
+    assert (result.exit_code, result.stdout) == (0, b"started\n")
+    assert time.monotonic() - start < 10
+
+
+def test_replace_with_makes_the_workspace_exactly_the_tree(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    ws = tmp_path / "ws"
+    (ws / "src" / "old").mkdir(parents=True)
+    (ws / "src" / "a.py").write_text("old")
+    (ws / "src" / "old" / "x").write_text("x")
+    (ws / "stray").mkdir()
+    (ws / "link.txt").symlink_to(outside)
+    tree = MemoryTree({"src/a.py": b"new", "link.txt": b"data"}, dirs=frozenset({"empty"}))
+    replace_with(tree, ws)
+    assert compare_tree(tree, ws).exact
+    assert outside.read_text() == "keep me"  # the symlink was replaced, not written through
+
+
+def test_removed_later_is_gone_after_waiting(tmp_path):
+    victim = tmp_path / "trial"
+    (victim / "a" / "b").mkdir(parents=True)
+    remove_later(victim)
+    wait_for_removals()
+    assert not victim.exists()
+
+
+def test_streamed_report_is_the_same_json(tmp_path):
+    report = {
+        "schema_version": 1,
+        "run": {"agent": "mock", "nested": {"é": "line\nbreak"}},
+        "tasks": [{"id": "t", "first_exact": None}],
+        "observations": [],
+        "summary": {"ci": [0.1, 0.9]},
+    }
+    path = tmp_path / "out" / "r.json"
+    write_report(report, path)
+    assert json.loads(path.read_text(encoding="utf-8")) == report
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+def test_streamed_report_lists(tmp_path, count):
+    report = {"observations": [{"task": f"t{i}", "repeat": i} for i in range(count)]}
+    write_report(report, tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text()) == report
