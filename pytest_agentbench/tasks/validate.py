@@ -54,7 +54,7 @@ def _graded_workspace(task: Task, scratch: Path, name: str, reference: bool) -> 
     materialize(task.input_tree, workspace)
     if reference:
         task.apply_reference(workspace)
-    return grade_task(task, workspace, scratch)
+    return grade_task(task, workspace)
 
 
 def check_task(task: Task, other_process_hash: str | None) -> list[str]:
