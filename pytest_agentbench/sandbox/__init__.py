@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from pytest_agentbench.sandbox.base import SandboxProvider
-from pytest_agentbench.settings import Settings
+
+if TYPE_CHECKING:  # settings imports sandbox.limits, which would import this package first
+    from pytest_agentbench.settings import Settings
 
 PROVIDER_KEY = pytest.StashKey[SandboxProvider]()
 
