@@ -55,10 +55,12 @@ def agentbench_agent(pytestconfig: pytest.Config, agentbench_settings: Settings)
 
 @pytest.fixture(scope="session")
 def agentbench_sandbox_provider(
-    pytestconfig: pytest.Config, agentbench_settings: Settings
+    pytestconfig: pytest.Config, agentbench_settings: Settings, agentbench_agent: Agent
 ) -> SandboxProvider:
-    """Makes a fresh sandbox per trial, as chosen by --sandbox."""
-    return provider_for(pytestconfig, agentbench_settings)
+    """Makes a fresh sandbox per trial, as chosen by --sandbox, with what the agent needs."""
+    provider = provider_for(pytestconfig, agentbench_settings)
+    agentbench_agent.use_sandbox(provider)
+    return provider
 
 
 @pytest.fixture

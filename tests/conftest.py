@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -10,8 +11,12 @@ from typing import Any
 
 # docker is imported here, before pytester's in-process runs snapshot sys.modules, so a run
 # that imports it later cannot leave requests half-reloaded ("You can only merge into CookieJar").
-import docker  # noqa: F401
+import docker
 import pytest
+
+from pytest_agentbench.sandbox.bwrap import bwrap_works
+
+TEST_IMAGE = os.environ.get("AGENTBENCH_TEST_IMAGE", "agentbench-test:1")
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
@@ -72,6 +77,38 @@ def simple_tasks(root: Path, count: int) -> Path:
             prompt=f"In a.txt replace {i} with {i + 1}.",
         )
     return root
+
+
+def _docker_reason() -> str | None:
+    try:
+        with contextlib.closing(docker.from_env()) as client:
+            client.ping()
+            client.images.get(TEST_IMAGE)
+    except Exception as exc:
+        return f"no Docker engine or no image {TEST_IMAGE} ({exc}); run .ci/install-sandboxes.sh"
+    return None
+
+
+def skip_unless_sandbox(kind: str) -> None:
+    """Skip (in CI: fail) a test of sandbox `kind` where it cannot run, saying why."""
+    reason = {"tmp": None, "bwrap": bwrap_works, "docker": _docker_reason}[kind]
+    why = reason() if reason else None
+    if why:
+        pytest.skip(why)
+
+
+def our_containers(trial_prefix: str = "") -> set[str]:
+    """Containers this project created (optionally only those of trials named trial_prefix*)."""
+    try:
+        with contextlib.closing(docker.from_env()) as client:
+            listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
+    except Exception:
+        return set()
+    return {
+        container.id
+        for container in listed
+        if container.labels.get("io.agentbench.trial", "").startswith(trial_prefix)
+    }
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,8 +1,10 @@
 """The codex, claude and opencode adapters against the real CLIs, driven by the scripted server.
 
-Each test runs `pytest --agent=X` on a one-file task. The real binary talks to the scripted
-model server on 127.0.0.1, edits the workspace, and the run is graded and reported as usual.
-Skipped only when the pinned CLI is not installed (.ci/install-agent-clis.sh installs it).
+Each test runs `pytest --agent=X --sandbox=S` on a one-file task. The real binary talks to the
+scripted model server on 127.0.0.1, edits the workspace, and the run is graded and reported as
+usual. Under docker the host-installed binary runs inside the container, mounted read-only.
+Skipped only when the pinned CLI or the sandbox is not installed (.ci/install-agent-clis.sh,
+.ci/install-sandboxes.sh).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +21,8 @@ import pytest
 
 from pytest_agentbench.testing.clis import find_cli, missing_reason
 from pytest_agentbench.testing.model_server import ScriptedModelServer
+
+from conftest import TEST_IMAGE, our_containers, skip_unless_sandbox
 
 if TYPE_CHECKING:
     from pytest_agentbench.testing.pytest_plugin import ServerFactory
@@ -30,6 +35,9 @@ PROMPT = "In notes.txt, change the word hello to goodbye. Change nothing else."
 INPUT = "hello\nworld\n"
 EXPECTED = "goodbye\nworld\n"
 EDIT = {"calls": [{"edit": "notes.txt", "old": "hello", "new": "goodbye"}]}
+# Names the process that is pid 1 where the agent runs: docker-init in a container.
+WHERE = {"calls": [{"shell": "tr '\\0' ' ' </proc/1/cmdline"}]}
+IN_CONTAINER = "docker-init -- sleep"
 USAGE = {"input": 1500, "cached_input": 1200, "output": 70, "reasoning": 20}
 # What each CLI reports: codex and opencode give reasoning tokens, Claude Code does not.
 REPORTS_REASONING = {"codex": True, "claude": False, "opencode": True}
@@ -43,6 +51,15 @@ def cli(request: pytest.FixtureRequest) -> str:
     return name
 
 
+@pytest.fixture(params=["bwrap", "docker"])
+def sandbox(request: pytest.FixtureRequest, task_dir: Path) -> Iterator[str]:
+    """The sandbox the CLI runs in; no container of the test's trials may outlive it."""
+    kind: str = request.param
+    skip_unless_sandbox(kind)
+    yield kind
+    assert our_containers(task_dir.name) == set()
+
+
 @pytest.fixture
 def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
     """A unique fake key: it must never show up in output, and it marks our processes."""
@@ -53,7 +70,8 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def task_dir(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "tasks" / "edit-notes"
+    # A unique task id names this test's containers (trial labels start with it).
+    root = pytester.path / "tasks" / f"edit-notes-{uuid.uuid4().hex[:8]}"
     (root / "workspace").mkdir(parents=True)
     (root / "expected").mkdir()
     (root / "task.toml").write_text(f'prompt = "{PROMPT}"\ntimeout = 60\n', encoding="utf-8")
@@ -68,10 +86,13 @@ def run_agent(
     server: ScriptedModelServer,
     task_dir: Path,
     *extra: str,
+    sandbox: str = "bwrap",
 ) -> tuple[pytest.RunResult, dict[str, Any]]:
     base_url = server.base_url if cli == "claude" else server.openai_base_url
     args = [
         f"--agent={cli}",
+        f"--sandbox={sandbox}",
+        *([f"--docker-image={TEST_IMAGE}"] if sandbox == "docker" else []),
         f"--tasks={task_dir}",
         "--model=scripted-model",
         f"--agent-opt=bin={find_cli(cli)}",
@@ -99,18 +120,25 @@ def served_totals(server: ScriptedModelServer, cli: str) -> dict[str, int | None
     }
 
 
+def shell_outputs(server: ScriptedModelServer) -> str:
+    """Everything the client sent back, tool outputs included (as JSON text)."""
+    return json.dumps([r.body for r in server.tool_requests()])
+
+
 def test_edit_passes_exact_grading_and_tokens_match_the_server(
     pytester: pytest.Pytester,
     agentbench_model_server: ServerFactory,
     cli: str,
+    sandbox: str,
     task_dir: Path,
     api_key: str,
 ) -> None:
     server = agentbench_model_server(
-        {"usage": USAGE, "turns": [EDIT, {"message": "Changed hello to goodbye."}]}
+        {"usage": USAGE, "turns": [WHERE, EDIT, {"message": "Changed hello to goodbye."}]}
     )
-    result, report = run_agent(pytester, cli, server, task_dir)
+    result, report = run_agent(pytester, cli, server, task_dir, sandbox=sandbox)
     result.assert_outcomes(passed=1)
+    assert (IN_CONTAINER in shell_outputs(server)) == (sandbox == "docker")
     (obs,) = report["observations"]
     assert obs["status"] == "scored" and obs["first_exact"] is True
     assert obs["tokens"] == served_totals(server, cli)
@@ -127,6 +155,7 @@ def test_recovery_round_resumes_the_same_session(
     pytester: pytest.Pytester,
     agentbench_model_server: ServerFactory,
     cli: str,
+    sandbox: str,
     task_dir: Path,
     api_key: str,
 ) -> None:
@@ -135,7 +164,9 @@ def test_recovery_round_resumes_the_same_session(
     server = agentbench_model_server(
         {"usage": USAGE, "turns": [wrong, {"message": "Done."}, fix, {"message": "Fixed."}]}
     )
-    result, report = run_agent(pytester, cli, server, task_dir, "--oracle-recoveries=1")
+    result, report = run_agent(
+        pytester, cli, server, task_dir, "--oracle-recoveries=1", sandbox=sandbox
+    )
     result.assert_outcomes(passed=1)
     (obs,) = report["observations"]
     assert [r["exact"] for r in obs["rounds"]] == [False, True]

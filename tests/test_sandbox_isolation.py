@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentbench.sandbox.bwrap import bwrap_works
+from conftest import TEST_IMAGE, our_containers, skip_unless_sandbox
 
 pytestmark = pytest.mark.real
 
@@ -32,26 +32,6 @@ FORK_ATTEMPTS = 150  # bounded: more than the limit, harmless where nothing limi
 MEMORY_LIMIT = "256m"
 MEMORY_ATTEMPT_MB = 400
 PYTHONPATH = os.environ.get("PYTHONPATH")
-TEST_IMAGE = os.environ.get("AGENTBENCH_TEST_IMAGE", "agentbench-test:1")
-
-
-def _docker_reason() -> str | None:
-    try:
-        import docker
-
-        with contextlib.closing(docker.from_env()) as client:
-            client.ping()
-            client.images.get(TEST_IMAGE)
-    except Exception as exc:
-        return f"no Docker engine or no image {TEST_IMAGE} ({exc}); run .ci/install-sandboxes.sh"
-    return None
-
-
-def _skip_unless_available(kind: str) -> None:
-    reason = {"tmp": None, "bwrap": bwrap_works, "docker": _docker_reason}[kind]
-    why = reason() if reason else None
-    if why:
-        pytest.skip(why)
 
 
 ADVERSARY = r"""
@@ -125,22 +105,6 @@ def _running_sleepers(tag: str) -> list[int]:
     return found
 
 
-def _our_containers(trial_prefix: str = "") -> set[str]:
-    """Containers this project created (optionally only those of trials named trial_prefix*)."""
-    try:
-        import docker
-
-        with contextlib.closing(docker.from_env()) as client:
-            listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
-    except Exception:
-        return set()
-    return {
-        container.id
-        for container in listed
-        if container.labels.get("io.agentbench.trial", "").startswith(trial_prefix)
-    }
-
-
 def _make_suite(root: Path, results: Path, adversary_name: str) -> Path:
     suite = root / "suite"
     adversary = suite / adversary_name
@@ -162,7 +126,7 @@ def _make_suite(root: Path, results: Path, adversary_name: str) -> Path:
 @pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize("kind", ["tmp", "bwrap", "docker"])
 def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]) -> None:
-    _skip_unless_available(kind)
+    skip_unless_sandbox(kind)
     root = pytester.path
     results = root / "results"
     results.mkdir()
@@ -186,7 +150,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
     script = ADVERSARY.replace("ADVERSARY_PATHS", repr(json.dumps(paths)))
     command = f"python3 - <<'ADVERSARY_EOF'\n{script}\nADVERSARY_EOF"
     pytester.makeini("[pytest]\naddopts = -p no:randomly -p no:cacheprovider\n")
-    containers_before = _our_containers(adversary_name)
+    containers_before = our_containers(adversary_name)
     env_backup = {k: os.environ.get(k) for k in ("HOME", SECRET_ENV)}
     os.environ.update(HOME=str(home), **{SECRET_ENV: SECRET_VALUE})
     try:
@@ -238,7 +202,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
         assert found["memory_exit"] != 0
     assert not escaped
     assert survivors == []
-    assert _our_containers(adversary_name) <= containers_before
+    assert our_containers(adversary_name) <= containers_before
 
 
 def _docker_client():  # type: ignore[no-untyped-def]
@@ -249,7 +213,7 @@ def _docker_client():  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("kind", ["bwrap", "docker"])
 def test_network_none_cuts_network_host_keeps_it(pytester: pytest.Pytester, kind: str) -> None:
-    _skip_unless_available(kind)
+    skip_unless_sandbox(kind)
     import socket
 
     server = socket.socket()
@@ -286,7 +250,7 @@ def test_network_none_cuts_network_host_keeps_it(pytester: pytest.Pytester, kind
 
 
 def test_docker_reaps_containers_of_dead_owners_only() -> None:
-    _skip_unless_available("docker")
+    skip_unless_sandbox("docker")
     from pytest_agentbench.sandbox.docker import LABEL_OWNER, DockerProvider, owner_token
     from pytest_agentbench.sandbox.limits import SandboxLimits
 
@@ -334,12 +298,12 @@ def test_docker_engine_missing_is_a_usage_error(pytester: pytest.Pytester) -> No
 
 
 def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -> None:
-    _skip_unless_available("docker")
+    skip_unless_sandbox("docker")
     suite = pytester.path / "suite" / "slow-interrupted"
     (suite / "workspace").mkdir(parents=True)
     (suite / "expected").mkdir()
     (suite / "task.toml").write_text('prompt = "wait"\ntimeout = 120\n')
-    before = _our_containers("slow-interrupted")
+    before = our_containers("slow-interrupted")
     checkout = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, PYTHONPATH]))}
     process = subprocess.Popen(
@@ -359,17 +323,17 @@ def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while not (_our_containers("slow-interrupted") - before) and time.monotonic() < deadline:
+    while not (our_containers("slow-interrupted") - before) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _our_containers("slow-interrupted") - before, "the trial never started a container"
+    assert our_containers("slow-interrupted") - before, "the trial never started a container"
     process.send_signal(2)  # Ctrl-C
     process.wait(timeout=60)
-    assert _our_containers("slow-interrupted") <= before
+    assert our_containers("slow-interrupted") <= before
 
 
 @pytest.mark.skipif(shutil.which("docker") is None, reason="docker CLI not installed")
 def test_docker_test_image_runs_sh_and_python() -> None:
-    _skip_unless_available("docker")
+    skip_unless_sandbox("docker")
     out = subprocess.run(
         ["docker", "run", "--rm", TEST_IMAGE, "/bin/sh", "-c", "python3 -c 'print(6*7)'"],
         capture_output=True,
@@ -381,7 +345,7 @@ def test_docker_test_image_runs_sh_and_python() -> None:
 
 @pytest.mark.parametrize("bind_mounts", [True, False], ids=["bind", "copy"])
 def test_docker_rounds_share_the_container_and_reach_the_host_copy(bind_mounts: bool) -> None:
-    _skip_unless_available("docker")
+    skip_unless_sandbox("docker")
     from pytest_agentbench.sandbox.docker import DockerProvider
     from pytest_agentbench.sandbox.limits import SandboxLimits
     from pytest_agentbench.tasks.model import MemoryTree, Task

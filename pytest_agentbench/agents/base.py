@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytest_agentbench.sandbox.base import Sandbox
+from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task
 
@@ -89,6 +89,9 @@ class Agent(ABC):
             "model": self.settings.model,
             "reasoning": self.settings.reasoning,
         }
+
+    def use_sandbox(self, provider: SandboxProvider) -> None:  # noqa: B027 - most need nothing
+        """Learn, once before the first trial, how to run inside provider's sandboxes."""
 
     @abstractmethod
     def start(self, ctx: TrialContext) -> AgentSession:

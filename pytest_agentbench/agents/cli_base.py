@@ -30,7 +30,7 @@ from pytest_agentbench.agents.base import (
     TrialContext,
 )
 from pytest_agentbench.agents.prices import Price
-from pytest_agentbench.sandbox.base import ProcessResult
+from pytest_agentbench.sandbox.base import ProcessResult, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
 
@@ -168,6 +168,7 @@ class CliAgent(Agent):
             )
         self.prices = dict(prices or {})
         self.binary = self._find_binary()
+        self.run_binary = self.binary  # the same program as the sandbox's processes see it
         self.base_url = self.option("base_url")
         self.key_env = self.option("api_key_env") or self.default_key_env
         self.extra_env = [n for n in (self.option("env") or "").split(",") if n]
@@ -183,6 +184,9 @@ class CliAgent(Agent):
                 f"--agent={self.name}: {missing_reason(self.name)}; or pass --agent-opt bin=PATH"
             )
         return str(found)
+
+    def use_sandbox(self, provider: SandboxProvider) -> None:
+        self.run_binary = provider.program_path(self.binary)
 
     # What each adapter says -------------------------------------------------------------
 
@@ -322,7 +326,7 @@ class CliSession(AgentSession):
             _EVENTS_WRAPPER,
             f"agentbench-{agent.name}",
             self.paths.inner(events_name),
-            agent.binary,
+            agent.run_binary,
             *agent.command(prompt, resume, self.paths),
         ]
         result = self.ctx.sandbox.run(argv, env=agent.child_env(self.paths), timeout=timeout)

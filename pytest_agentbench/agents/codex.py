@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.agents.base import TokenUsage
@@ -14,6 +16,9 @@ from pytest_agentbench.agents.cli_base import (
     matches,
     toml_value,
 )
+from pytest_agentbench.agents.prices import Price
+from pytest_agentbench.sandbox.base import SandboxProvider
+from pytest_agentbench.settings import Settings
 
 PROVIDER = "agentbench"
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
@@ -24,6 +29,29 @@ SERVER = (
     r"|stream disconnected|stream closed"
 )
 CONNECTION = r"connection failed|error sending request|waiting for network|connection refused"
+# The npm package's bin/codex.js is a node launcher for a static binary in a platform package.
+NATIVE_TARGETS = {
+    "x86_64": ("x64", "x86_64-unknown-linux-musl"),
+    "aarch64": ("arm64", "aarch64-unknown-linux-musl"),
+}
+
+
+def native_codex(launcher: Path) -> Path:
+    """The static codex binary behind an npm install's node launcher, else launcher itself.
+
+    Running it directly needs no node, so it also runs inside any Linux container image.
+    """
+    real = launcher.resolve()
+    target = NATIVE_TARGETS.get(platform.machine())
+    if real.suffix != ".js" or target is None or platform.system() != "Linux":
+        return launcher
+    arch, triple = target
+    package = real.parent.parent  # node_modules/@openai/codex
+    for vendor in (package.parent / f"codex-linux-{arch}" / "vendor", package / "vendor"):
+        native = vendor / triple / "bin" / "codex"
+        if native.is_file():
+            return native
+    return launcher
 
 
 def failure_stop(message: str) -> str | None:
@@ -47,6 +75,19 @@ class CodexAgent(CliAgent):
     credential_env = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
     own_options = ("sandbox", "retries")
 
+    def __init__(self, settings: Settings, prices: Mapping[str, Price] | None = None) -> None:
+        super().__init__(settings, prices)
+        self.sandbox_mode = self.option("sandbox") or "workspace-write"
+
+    def _find_binary(self) -> str:
+        return str(native_codex(Path(super()._find_binary())))
+
+    def use_sandbox(self, provider: SandboxProvider) -> None:
+        super().use_sandbox(provider)
+        if not provider.nested_sandbox and not self.option("sandbox"):
+            # codex's own sandbox needs namespaces; the harness's sandbox is the boundary here.
+            self.sandbox_mode = "danger-full-access"
+
     def prepare(self, paths: TrialPaths) -> None:
         paths.host(".codex").mkdir(exist_ok=True)
 
@@ -55,7 +96,7 @@ class CodexAgent(CliAgent):
 
     def config(self) -> dict[str, str]:
         """`-c key=value` overrides: sandbox, effort, and the provider when base_url is set."""
-        values = {"sandbox_mode": self.option("sandbox") or "workspace-write"}
+        values = {"sandbox_mode": self.sandbox_mode}
         if self.settings.reasoning:
             values["model_reasoning_effort"] = self.settings.reasoning
         if self.base_url:

@@ -90,6 +90,8 @@ class SandboxProvider(ABC):
     """Makes a fresh sandbox per trial (per recovery chain)."""
 
     kind: str
+    # Whether agent processes may create namespaces, as a CLI's own sandbox (codex) does.
+    nested_sandbox: bool = True
 
     @abstractmethod
     def create(self, task: Task, trial_id: str) -> Sandbox:
@@ -102,6 +104,12 @@ class SandboxProvider(ABC):
     def warning(self) -> str | None:
         """A line for the run header when the sandbox does not isolate the agent."""
         return None
+
+    def program_path(self, program: str) -> str:
+        """Where agent processes find a host-installed program (an agent CLI), asked once before
+        the first trial. tmp and bwrap see the host's files (bwrap exposes the program's
+        install dir by itself), so the program runs where it is."""
+        return program
 
 
 def make_trial_root(trial_id: str) -> Path:

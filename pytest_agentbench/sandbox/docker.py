@@ -32,6 +32,7 @@ from pytest_agentbench.sandbox.base import (
     SandboxProvider,
     make_trial_root,
 )
+from pytest_agentbench.sandbox.bwrap import install_root
 from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.tasks.model import Task, materialize
 
@@ -42,6 +43,7 @@ LABEL_RUN = "io.agentbench.run"
 LABEL_TRIAL = "io.agentbench.trial"
 KEEPALIVE_S = 24 * 3600  # the keeper exits by itself even if every cleanup path failed
 IMAGE_USER = 1000  # the unprivileged user the agent runs as when the host side is root
+PROGRAMS_DIR = "/opt/agentbench/programs"  # host-installed agent CLIs, mounted read-only
 
 
 def _start_time(pid: int) -> str | None:
@@ -185,8 +187,11 @@ class DockerSandbox(Sandbox):
         start = time.monotonic()
         copying = not self.provider.bind_mounts
         try:
-            if copying:  # the adapter may have written new files (the prompt) into home
+            # The adapter may have written new files (its config, the prompt) into home.
+            if copying:
                 self.container.put_archive("/", self.provider.tar({INNER_HOME: self.home}))
+            else:
+                self.provider.give_to_agent(self.home)
             self.container.start()
             exit_code, timed_out, out, err = self._exec(argv, env, cwd or INNER_WORKSPACE, timeout)
         finally:
@@ -203,6 +208,7 @@ class DockerSandbox(Sandbox):
 
 class DockerProvider(SandboxProvider):
     kind = "docker"
+    nested_sandbox = False  # no capabilities and the engine's seccomp profile: no namespaces
 
     def __init__(
         self, limits: SandboxLimits, image: str | None, *, bind_mounts: bool | None = None
@@ -217,6 +223,8 @@ class DockerProvider(SandboxProvider):
         self.owner = owner_token()
         self.run_id = run_label()
         self.live: dict[str, Any] = {}
+        self.program_mounts: dict[str, str] = {}  # host install dir -> where the agent sees it
+        self.hidden = [Path.home().resolve(), Path.cwd().resolve()]
         if image is not None:
             self.require_image(image, "--docker-image")
         self.reaped = reap_dead_owners(self.client)
@@ -232,6 +240,45 @@ class DockerProvider(SandboxProvider):
                 f"{origin} {image}: no such image on the Docker engine; `docker pull {image}` "
                 "or build it (docs/sandboxes.md shows how to put an agent CLI in an image)"
             ) from None
+
+    def program_path(self, program: str) -> str:
+        """Mount a host-installed program's install dir read-only into every container.
+
+        A bare name is the image's own program, found on the image's PATH. A host program
+        must be a native binary: the image need not have the interpreter a script names
+        (node for an npm launcher), nor the host's libraries beyond libc.
+        """
+        if "/" not in program:
+            return program
+        real = Path(program).resolve()
+        if not self.bind_mounts:
+            raise pytest.UsageError(
+                f"--sandbox=docker: {program} is on this machine, which a remote Docker engine "
+                "cannot mount; install the CLI in the image and pass --agent-opt bin=NAME"
+            )
+        try:
+            with real.open("rb") as handle:
+                magic = handle.read(4)
+        except OSError as exc:
+            raise pytest.UsageError(f"--sandbox=docker: cannot read {program}: {exc}") from None
+        if magic != b"\x7fELF":
+            raise pytest.UsageError(
+                f"--sandbox=docker: {program} ({real}) is a script, whose interpreter the image "
+                "may lack; pass --agent-opt bin=PATH of the CLI's native binary, or install the "
+                "CLI in the image and pass --agent-opt bin=NAME (docs/sandboxes.md)"
+            )
+        root = install_root(real, self.hidden)
+        inner = self.program_mounts.setdefault(
+            str(root), f"{PROGRAMS_DIR}/{len(self.program_mounts)}"
+        )
+        return f"{inner}/{real.relative_to(root)}"
+
+    def give_to_agent(self, directory: Path) -> None:
+        """Make a bind-mounted tree the agent's: as root on the host, files belong to root,
+        and the agent runs unprivileged."""
+        if os.getuid() == 0:
+            for path in (directory, *directory.rglob("*")):
+                os.lchown(path, self.uid, self.gid)
 
     def tar(self, dirs: Mapping[str, Path]) -> bytes:
         return _tar_dirs(dirs, self.uid, self.gid)
@@ -259,16 +306,14 @@ class DockerProvider(SandboxProvider):
 
     def _create_container(self, image: str, trial_id: str, workspace: Path, home: Path) -> Any:
         limits = self.limits
-        volumes = {}
+        volumes = {
+            host: {"bind": inner, "mode": "ro"} for host, inner in self.program_mounts.items()
+        }
         if self.bind_mounts:
-            if os.getuid() == 0:  # the agent runs unprivileged: give it its own trees
-                for directory in (workspace, home):
-                    for path in (directory, *directory.rglob("*")):
-                        os.lchown(path, self.uid, self.gid)
-            volumes = {
-                str(workspace): {"bind": INNER_WORKSPACE, "mode": "rw"},
-                str(home): {"bind": INNER_HOME, "mode": "rw"},
-            }
+            self.give_to_agent(workspace)
+            self.give_to_agent(home)
+            volumes[str(workspace)] = {"bind": INNER_WORKSPACE, "mode": "rw"}
+            volumes[str(home)] = {"bind": INNER_HOME, "mode": "rw"}
         container = self.client.containers.create(
             image,
             ["sleep", str(KEEPALIVE_S)],
