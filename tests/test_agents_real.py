@@ -38,6 +38,10 @@ EDIT = {"calls": [{"edit": "notes.txt", "old": "hello", "new": "goodbye"}]}
 # Names the process that is pid 1 where the agent runs: docker-init in a container.
 WHERE = {"calls": [{"shell": "tr '\\0' ' ' </proc/1/cmdline"}]}
 IN_CONTAINER = "docker-init -- sleep"
+# Round 0 leaves a file in /tmp; the recovery round prints it (the text is not in the command).
+MARK = {"calls": [{"shell": "echo $((6*7))-same-container >/tmp/agentbench-mark"}]}
+CHECK_MARK = {"calls": [{"shell": "cat /tmp/agentbench-mark"}]}
+MARKED = "42-same-container"
 USAGE = {"input": 1500, "cached_input": 1200, "output": 70, "reasoning": 20}
 # What each CLI reports: codex and opencode give reasoning tokens, Claude Code does not.
 REPORTS_REASONING = {"codex": True, "claude": False, "opencode": True}
@@ -88,6 +92,7 @@ def run_agent(
     *extra: str,
     sandbox: str = "bwrap",
 ) -> tuple[pytest.RunResult, dict[str, Any]]:
+    skip_unless_sandbox(sandbox)
     base_url = server.base_url if cli == "claude" else server.openai_base_url
     args = [
         f"--agent={cli}",
@@ -161,9 +166,8 @@ def test_recovery_round_resumes_the_same_session(
 ) -> None:
     wrong = {"calls": [{"edit": "notes.txt", "old": "hello", "new": "Goodbye"}]}
     fix = {"calls": [{"edit": "notes.txt", "old": "Goodbye", "new": "goodbye"}]}
-    server = agentbench_model_server(
-        {"usage": USAGE, "turns": [wrong, {"message": "Done."}, fix, {"message": "Fixed."}]}
-    )
+    turns = [MARK, wrong, {"message": "Done."}, CHECK_MARK, fix, {"message": "Fixed."}]
+    server = agentbench_model_server({"usage": USAGE, "turns": turns})
     result, report = run_agent(
         pytester, cli, server, task_dir, "--oracle-recoveries=1", sandbox=sandbox
     )
@@ -173,9 +177,12 @@ def test_recovery_round_resumes_the_same_session(
     assert obs["first_exact"] is False and obs["final_exact"] is True
     assert obs["tokens"] == served_totals(server, cli)
     # The recovery round continues the conversation: its requests carry the first prompt.
-    recovery = [r for r in server.tool_requests() if r.turn is not None and r.turn >= 2]
+    recovery = [r for r in server.tool_requests() if r.turn is not None and r.turn >= 3]
     assert recovery
     assert all(PROMPT in json.dumps(r.body) for r in recovery)
+    # Under docker it also runs in the same container: /tmp still holds round 0's file
+    # (bwrap gives every round a fresh /tmp).
+    assert (MARKED in shell_outputs(server)) == (sandbox == "docker")
 
 
 @pytest.mark.parametrize("status", [429, 401])
