@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import platform
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,9 +14,10 @@ from hypothesis import strategies as st
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.claude import ClaudeAgent
 from pytest_agentbench.agents.cli_base import CliAgent, CliSession, TrialPaths
-from pytest_agentbench.agents.codex import CodexAgent
+from pytest_agentbench.agents.codex import CodexAgent, native_codex
 from pytest_agentbench.agents.opencode import OpencodeAgent
 from pytest_agentbench.agents.prices import Price, PriceTableError, load_prices
+from pytest_agentbench.sandbox.tmp import TmpProvider
 from pytest_agentbench.settings import Settings
 
 SECRET = "sk-very-secret-value-42"
@@ -232,3 +234,57 @@ def test_bad_price_table_stops_the_run_before_any_trial(
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--agentbench-prices: {prices}*as_of*"])
+
+
+def _npm_codex(root: Path, with_native: bool = True) -> Path:
+    """An npm install of codex as the package lays it out: a node launcher, a static binary."""
+    launcher = root / "node_modules" / "@openai" / "codex" / "bin" / "codex.js"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text("#!/usr/bin/env node\n")
+    if with_native:
+        vendor = root / "node_modules" / "@openai" / "codex-linux-x64" / "vendor"
+        native = vendor / "x86_64-unknown-linux-musl" / "bin" / "codex"
+        native.parent.mkdir(parents=True)
+        native.write_bytes(b"\x7fELF")
+    (root / "node_modules" / ".bin").mkdir()
+    (root / "node_modules" / ".bin" / "codex").symlink_to(launcher)
+    return root / "node_modules" / ".bin" / "codex"
+
+
+def test_codex_runs_the_static_binary_behind_the_node_launcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
+    bin_link = _npm_codex(tmp_path / "with")
+    native = native_codex(bin_link)
+    assert native.parts[-4:] == ("vendor", "x86_64-unknown-linux-musl", "bin", "codex")
+    assert make(CodexAgent, bin=str(bin_link)).binary == str(native)
+    without = _npm_codex(tmp_path / "without", with_native=False)
+    assert native_codex(without) == without  # no platform package: the launcher still works
+    assert native_codex(Path("/bin/true")) == Path("/bin/true")
+
+
+class _NoNamespaces(TmpProvider):
+    """A provider like docker's: programs live elsewhere inside, no nested namespaces."""
+
+    nested_sandbox = False
+
+    def program_path(self, program: str) -> str:
+        return "/inside/" + Path(program).name
+
+
+def test_codex_turns_its_own_sandbox_off_where_namespaces_are_unavailable(
+    paths: TrialPaths,
+) -> None:
+    codex = make(CodexAgent)
+    codex.use_sandbox(_NoNamespaces())
+    assert codex.run_binary == "/inside/true"
+    assert 'sandbox_mode="danger-full-access"' in codex.command("p", None, paths)
+    chosen = make(CodexAgent, sandbox="read-only")
+    chosen.use_sandbox(_NoNamespaces())
+    assert 'sandbox_mode="read-only"' in chosen.command("p", None, paths)
+    default = make(CodexAgent)
+    default.use_sandbox(TmpProvider())
+    assert default.run_binary == "/bin/true"
+    assert 'sandbox_mode="workspace-write"' in default.command("p", None, paths)
