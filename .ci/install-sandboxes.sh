@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the real sandbox tests need: bubblewrap, a running Docker engine and the
 # local test image agentbench-test:1 (built offline: no image registry is reachable).
-# Idempotent: skips whatever is already installed, running or built.
+# With the agent CLIs installed (install-agent-clis.sh), also agentbench-test-agents:1: the same
+# image with the CLIs in it. Idempotent: skips whatever is already installed, running or built.
 set -euo pipefail
 
 IMAGE="${AGENTBENCH_TEST_IMAGE:-agentbench-test:1}"
@@ -51,11 +52,7 @@ if ! docker version >/dev/null 2>&1; then
 fi
 say "docker engine answers: $(docker version --format '{{.Server.Version}}')"
 
-if docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  say "image $IMAGE already present (cached)"
-  exit 0
-fi
-
+build_base_image() {
 rootfs="$(mktemp -d /var/tmp/agentbench-rootfs.XXXXXX)"
 trap '$SUDO rm -rf "$rootfs"' EXIT
 say "debootstrapping a minimal $SUITE with python3 into $rootfs"
@@ -76,3 +73,47 @@ rm -f "$rootfs.log"
 docker run --rm "$IMAGE" /bin/sh -c 'python3 -c "print(\"image ok\")"' \
   || die "image $IMAGE was built but cannot run /bin/sh + python3"
 say "built $IMAGE in $(( $(date +%s) - start ))s"
+}
+
+if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+  say "image $IMAGE already present (cached)"
+else
+  build_base_image
+fi
+
+# A second image with the pinned agent CLIs installed in it (their native binaries, copied
+# from the install cache of install-agent-clis.sh), for the tests that run a CLI from the
+# image rather than mounted from the host. Rebuilt only when the pins change.
+AGENT_IMAGE="${AGENTBENCH_TEST_AGENT_IMAGE:-agentbench-test-agents:1}"
+PYTHON="${PYTHON:-python3}"
+if ! natives="$("$PYTHON" -m pytest_agentbench.testing.clis natives 2>&1)"; then
+  say "no agent image: $natives"
+  exit 0
+fi
+pins="$("$PYTHON" -m pytest_agentbench.testing.clis pins | paste -sd ' ')"
+if [ "$(docker image inspect --format '{{ index .Config.Labels "io.agentbench.pins" }}' \
+        "$AGENT_IMAGE" 2>/dev/null)" = "$pins" ]; then
+  say "image $AGENT_IMAGE already present (cached)"
+  exit 0
+fi
+start=$(date +%s)
+copy=""
+mounts=()
+while read -r name native; do
+  # codex finds its helpers (rg, resources) next to its bin/ dir: copy that whole dir.
+  if [ "$(basename "$(dirname "$native")")" = bin ]; then
+    src="$(dirname "$(dirname "$native")")"; rel="bin/$(basename "$native")"
+  else
+    src="$(dirname "$native")"; rel="$(basename "$native")"
+  fi
+  copy+="cp -a '/src/$name' /opt/agents/$name && ln -s /opt/agents/$name/$rel /usr/local/bin/$name; "
+  mounts+=(-v "$src:/src/$name:ro")
+done <<<"$natives"
+builder="agentbench-agent-image-build-$$"
+docker rm -f "$builder" >/dev/null 2>&1 || true
+docker run --name "$builder" "${mounts[@]}" "$IMAGE" /bin/sh -ec "mkdir -p /opt/agents; $copy" \
+  || { docker rm -f "$builder" >/dev/null; die "copying the agent CLIs into $AGENT_IMAGE failed"; }
+docker commit --change "LABEL io.agentbench.pins=\"$pins\"" "$builder" "$AGENT_IMAGE" >/dev/null \
+  || { docker rm -f "$builder" >/dev/null; die "docker commit of $AGENT_IMAGE failed"; }
+docker rm -f "$builder" >/dev/null
+say "built $AGENT_IMAGE in $(( $(date +%s) - start ))s"

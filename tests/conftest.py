@@ -15,8 +15,11 @@ import docker
 import pytest
 
 from pytest_agentbench.sandbox.bwrap import bwrap_works
+from pytest_agentbench.testing.clis import PINS
 
 TEST_IMAGE = os.environ.get("AGENTBENCH_TEST_IMAGE", "agentbench-test:1")
+# The same image with the pinned agent CLIs installed in it (built by .ci/install-sandboxes.sh).
+AGENT_IMAGE = os.environ.get("AGENTBENCH_TEST_AGENT_IMAGE", "agentbench-test-agents:1")
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
@@ -79,20 +82,32 @@ def simple_tasks(root: Path, count: int) -> Path:
     return root
 
 
-def _docker_reason() -> str | None:
+def _docker_reason(image: str = TEST_IMAGE) -> str | None:
     try:
         with contextlib.closing(docker.from_env()) as client:
             client.ping()
-            client.images.get(TEST_IMAGE)
+            labels = client.images.get(image).labels or {}
     except Exception as exc:
-        return f"no Docker engine or no image {TEST_IMAGE} ({exc}); run .ci/install-sandboxes.sh"
+        return f"no Docker engine or no image {image} ({exc}); run .ci/install-sandboxes.sh"
+    if image == AGENT_IMAGE and labels.get("io.agentbench.pins") != _pins():
+        return f"image {image} holds other CLI versions than the pins; run .ci/install-sandboxes.sh"
     return None
 
 
+def _pins() -> str:
+    return " ".join(f"{p.name} {p.package} {p.version} {p.binary}" for p in PINS.values())
+
+
 def skip_unless_sandbox(kind: str) -> None:
-    """Skip (in CI: fail) a test of sandbox `kind` where it cannot run, saying why."""
-    reason = {"tmp": None, "bwrap": bwrap_works, "docker": _docker_reason}[kind]
-    why = reason() if reason else None
+    """Skip (in CI: fail) a test of sandbox `kind` where it cannot run, saying why.
+    `docker-image` is docker with the pinned agent CLIs installed in the image."""
+    checks: dict[str, Callable[[], str | None]] = {
+        "tmp": lambda: None,
+        "bwrap": bwrap_works,
+        "docker": _docker_reason,
+        "docker-image": lambda: _docker_reason(AGENT_IMAGE),
+    }
+    why = checks[kind]()
     if why:
         pytest.skip(why)
 

@@ -22,7 +22,7 @@ import pytest
 from pytest_agentbench.testing.clis import find_cli, missing_reason
 from pytest_agentbench.testing.model_server import ScriptedModelServer
 
-from conftest import TEST_IMAGE, our_containers, skip_unless_sandbox
+from conftest import AGENT_IMAGE, TEST_IMAGE, our_containers, skip_unless_sandbox
 
 if TYPE_CHECKING:
     from pytest_agentbench.testing.pytest_plugin import ServerFactory
@@ -55,9 +55,14 @@ def cli(request: pytest.FixtureRequest) -> str:
     return name
 
 
-@pytest.fixture(params=["bwrap", "docker"])
+ISOLATED = ["bwrap", "docker", "docker-image"]
+
+
+@pytest.fixture
 def sandbox(request: pytest.FixtureRequest, task_dir: Path) -> Iterator[str]:
-    """The sandbox the CLI runs in; no container of the test's trials may outlive it."""
+    """The sandbox the CLI runs in: bwrap, docker with the host's CLI mounted, or docker with
+    the CLI from the image (docker-image), or tmp. No container of the test's trials may
+    outlive it."""
     kind: str = request.param
     skip_unless_sandbox(kind)
     yield kind
@@ -94,13 +99,17 @@ def run_agent(
 ) -> tuple[pytest.RunResult, dict[str, Any]]:
     skip_unless_sandbox(sandbox)
     base_url = server.base_url if cli == "claude" else server.openai_base_url
+    where = {
+        "docker": ["--sandbox=docker", f"--docker-image={TEST_IMAGE}"],
+        "docker-image": ["--sandbox=docker", f"--docker-image={AGENT_IMAGE}"],
+    }.get(sandbox, [f"--sandbox={sandbox}"])
+    in_image = sandbox == "docker-image"  # a bare name: the image's own CLI, nothing mounted
     args = [
         f"--agent={cli}",
-        f"--sandbox={sandbox}",
-        *([f"--docker-image={TEST_IMAGE}"] if sandbox == "docker" else []),
+        *where,
         f"--tasks={task_dir}",
         "--model=scripted-model",
-        f"--agent-opt=bin={find_cli(cli)}",
+        f"--agent-opt=bin={cli if in_image else find_cli(cli)}",
         f"--agent-opt=base_url={base_url}",
         "--agent-opt=api_key_env=AGENTBENCH_TEST_KEY",
         "--agentbench-json=report.json",
@@ -130,6 +139,7 @@ def shell_outputs(server: ScriptedModelServer) -> str:
     return json.dumps([r.body for r in server.tool_requests()])
 
 
+@pytest.mark.parametrize("sandbox", ["tmp", *ISOLATED], indirect=True)
 def test_edit_passes_exact_grading_and_tokens_match_the_server(
     pytester: pytest.Pytester,
     agentbench_model_server: ServerFactory,
@@ -143,19 +153,22 @@ def test_edit_passes_exact_grading_and_tokens_match_the_server(
     )
     result, report = run_agent(pytester, cli, server, task_dir, sandbox=sandbox)
     result.assert_outcomes(passed=1)
-    assert (IN_CONTAINER in shell_outputs(server)) == (sandbox == "docker")
+    assert (IN_CONTAINER in shell_outputs(server)) == sandbox.startswith("docker")
     (obs,) = report["observations"]
     assert obs["status"] == "scored" and obs["first_exact"] is True
     assert obs["tokens"] == served_totals(server, cli)
     assert obs["agent"]["session_id"]
     assert obs["agent"]["tool_calls"] >= 1
-    assert report["run"]["agent_info"]["cli_version"]
-    result.stdout.fnmatch_lines([f"agentbench: agent {cli} (*"])
+    # The version is read on the host: unknown for a CLI that exists only in the image.
+    assert bool(report["run"]["agent_info"]["cli_version"]) != (sandbox == "docker-image")
+    shown = f"{cli}, model" if sandbox == "docker-image" else f"{cli} (*)"
+    result.stdout.fnmatch_lines([f"agentbench: agent {shown}*"])
     assert api_key not in result.stdout.str() + result.stderr.str()
     assert api_key not in (pytester.path / "report.json").read_text()
     assert not server.player.finished or server.tool_requests()[-1].served == "message"
 
 
+@pytest.mark.parametrize("sandbox", ISOLATED, indirect=True)
 def test_recovery_round_resumes_the_same_session(
     pytester: pytest.Pytester,
     agentbench_model_server: ServerFactory,
@@ -182,7 +195,7 @@ def test_recovery_round_resumes_the_same_session(
     assert all(PROMPT in json.dumps(r.body) for r in recovery)
     # Under docker it also runs in the same container: /tmp still holds round 0's file
     # (bwrap gives every round a fresh /tmp).
-    assert (MARKED in shell_outputs(server)) == (sandbox == "docker")
+    assert (MARKED in shell_outputs(server)) == sandbox.startswith("docker")
 
 
 @pytest.mark.parametrize("status", [429, 401])

@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.claude import ClaudeAgent
 from pytest_agentbench.agents.cli_base import CliAgent, CliSession, TrialPaths
-from pytest_agentbench.agents.codex import CodexAgent, native_codex
+from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
 from pytest_agentbench.agents.prices import Price, PriceTableError, load_prices
 from pytest_agentbench.sandbox.tmp import TmpProvider
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.testing.clis import native_codex
 
 SECRET = "sk-very-secret-value-42"
 

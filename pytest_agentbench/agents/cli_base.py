@@ -221,7 +221,12 @@ class CliAgent(Agent):
         }
 
     def cli_version(self) -> str | None:
-        """`BIN --version`, run once with a throwaway home: even --version writes there."""
+        """`BIN --version`, run once with a throwaway home: even --version writes there.
+
+        Unknown for a CLI named for the docker image's PATH: only the image has it.
+        """
+        if self.settings.sandbox == "docker" and "/" not in self.binary:
+            return None
         if self._version is None:
             with tempfile.TemporaryDirectory(prefix="agentbench-version-") as home:
                 paths = TrialPaths(Path(home), home)

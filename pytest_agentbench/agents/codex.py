@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from pytest_agentbench.agents.cli_base import (
 from pytest_agentbench.agents.prices import Price
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.testing.clis import native_codex
 
 PROVIDER = "agentbench"
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
@@ -29,29 +29,6 @@ SERVER = (
     r"|stream disconnected|stream closed"
 )
 CONNECTION = r"connection failed|error sending request|waiting for network|connection refused"
-# The npm package's bin/codex.js is a node launcher for a static binary in a platform package.
-NATIVE_TARGETS = {
-    "x86_64": ("x64", "x86_64-unknown-linux-musl"),
-    "aarch64": ("arm64", "aarch64-unknown-linux-musl"),
-}
-
-
-def native_codex(launcher: Path) -> Path:
-    """The static codex binary behind an npm install's node launcher, else launcher itself.
-
-    Running it directly needs no node, so it also runs inside any Linux container image.
-    """
-    real = launcher.resolve()
-    target = NATIVE_TARGETS.get(platform.machine())
-    if real.suffix != ".js" or target is None or platform.system() != "Linux":
-        return launcher
-    arch, triple = target
-    package = real.parent.parent  # node_modules/@openai/codex
-    for vendor in (package.parent / f"codex-linux-{arch}" / "vendor", package / "vendor"):
-        native = vendor / triple / "bin" / "codex"
-        if native.is_file():
-            return native
-    return launcher
 
 
 def failure_stop(message: str) -> str | None:

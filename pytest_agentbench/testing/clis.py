@@ -8,6 +8,7 @@ module uses only the standard library for that reason.
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import sys
 from dataclasses import dataclass
@@ -63,6 +64,36 @@ def find_cli(name: str) -> Path | None:
     return Path(on_path) if on_path else None
 
 
+# The npm package's bin/codex.js is a node launcher for a static binary in a platform package.
+NATIVE_TARGETS = {
+    "x86_64": ("x64", "x86_64-unknown-linux-musl"),
+    "aarch64": ("arm64", "aarch64-unknown-linux-musl"),
+}
+
+
+def native_codex(launcher: Path) -> Path:
+    """The static codex binary behind an npm install's node launcher, else launcher itself.
+
+    Running it directly needs no node, so it also runs inside any Linux container image.
+    """
+    real = launcher.resolve()
+    target = NATIVE_TARGETS.get(platform.machine())
+    if real.suffix != ".js" or target is None or platform.system() != "Linux":
+        return launcher
+    arch, triple = target
+    package = real.parent.parent  # node_modules/@openai/codex
+    for vendor in (package.parent / f"codex-linux-{arch}" / "vendor", package / "vendor"):
+        native = vendor / triple / "bin" / "codex"
+        if native.is_file():
+            return native
+    return launcher
+
+
+def native_binary(name: str, program: Path) -> Path:
+    """The native executable that `program` (as find_cli gives it) finally runs."""
+    return native_codex(program).resolve() if name == "codex" else program.resolve()
+
+
 def missing_reason(name: str) -> str:
     """Why a test of agent `name` cannot run here, naming every place that was looked at."""
     pin = PINS[name]
@@ -77,11 +108,22 @@ def _main(argv: list[str]) -> int:
         for pin in PINS.values():
             print(pin.name, pin.package, pin.version, pin.binary)
         return 0
+    if argv == ["natives"]:  # "<name> <native binary>" per pinned CLI, for building images
+        installed = {name: find_cli(name) for name in PINS}
+        missing = [missing_reason(name) for name, path in installed.items() if path is None]
+        if missing:
+            print("; ".join(missing), file=sys.stderr)
+            return 1
+        for name, path in installed.items():
+            assert path is not None
+            print(name, native_binary(name, path))
+        return 0
     if len(argv) == 2 and argv[0] == "find" and argv[1] in PINS:
         found = find_cli(argv[1])
         print(found if found else missing_reason(argv[1]))
         return 0 if found else 1
-    print("usage: clis.py pins | clis.py find {" + ",".join(PINS) + "}", file=sys.stderr)
+    usage = "usage: clis.py pins | clis.py natives | clis.py find {" + ",".join(PINS) + "}"
+    print(usage, file=sys.stderr)
     return 2
 
 
