@@ -129,6 +129,14 @@ def test_compare_gates_exit_codes(
     assert "undetermined: too few tasks (3 < 6 pairs)" in out
     assert "t05 (all): unknown correctness: no scored trials in candidate" not in out
     assert "t05 (all): not declared in candidate" in out
+    both = str(pytester.path / "both.json")
+    assert main(["merge", weak, strong, "-o", both]) == 0
+    capsys.readouterr()
+    assert main(["compare", both, strong]) == 2
+    assert "has several configurations; pick one with" in capsys.readouterr().err
+    picked = ["compare", f"{both}=mock pass_prob=0.3", f"{both}=mock pass_prob=0.9"]
+    assert main([*picked, "--gates", str(gates)]) == 0
+    assert "gate first exact holds: pass" in capsys.readouterr().out
 
 
 def test_compare_refuses_runs_that_cannot_be_paired(

@@ -140,3 +140,22 @@ def test_docs_are_rendered_from_the_code():
 
     written = (ROOT / "docs" / "suite.md").read_text(encoding="utf-8")
     assert written == docs.render(), f"docs/suite.md is stale; run {docs.DOCS_COMMAND}"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [s for s in mechanical.specs() if s.family in ("file-delete", "file-move")],
+    ids=lambda spec: spec.id,
+)
+def test_delete_and_move_keep_look_alike_names_beside_the_target(spec):
+    """With several files, the ones that must stay include names easily confused with the target."""
+    import difflib
+
+    built = spec.build()
+    (target,) = sorted(set(built.input_files) - set(built.expected_files))
+    name = target.rsplit("/", 1)[-1]
+    others = [path.rsplit("/", 1)[-1] for path in built.input_files if path != target]
+    confusable = [
+        other for other in others if difflib.SequenceMatcher(None, name, other).ratio() >= 0.6
+    ]
+    assert len(confusable) >= (3 if len(built.input_files) > 2 else 0), (target, others[:5])

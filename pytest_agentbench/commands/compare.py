@@ -28,9 +28,12 @@ def pick(spec: str) -> Any:
     from pytest_agentbench.configurations import load_source, merge
 
     path, name = Path(spec), None
-    if not path.exists() and "=" in spec:
-        raw, _, name = spec.rpartition("=")
-        path = Path(raw)
+    if not path.exists():  # SOURCE=NAME; the name itself may hold "=" (mock pass_prob=0.3)
+        splits = [i for i, char in enumerate(spec) if char == "="]
+        for index in splits:
+            if Path(spec[:index]).exists():
+                path, name = Path(spec[:index]), spec[index + 1 :]
+                break
     if not path.exists():
         raise ValueError(f"{path}: no such run directory or report")
     configurations = merge(load_source(path))
