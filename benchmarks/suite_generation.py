@@ -1,89 +1,121 @@
-"""How fast the mechanical suite is generated and collected, and how much memory it takes.
+"""The bundled mechanical suite: generating it, its memory, and collecting the default selection.
 
-    python benchmarks/suite_generation.py
+Generation runs in a fresh child per sample (imports included): ``specs()``, ``tasks()`` and
+every task's trees built once, one task at a time. Then, traced, the same again against
+building the largest task alone: trees are built per task and dropped, so the peak must stay
+near that of the largest task, however many tasks the suite has.
+Collection: ``--collect-only`` of the whole default selection (the bundled directory tasks
+and every bundled suite, one repeat) against one plain parametrized test function with the
+same number of items; whole-process wall, start-up in both.
 
-Target: the full suite's items collected by pytest in well under 2 s; trees are built
-per item, so peak memory is that of the largest task, not of the suite.
+    python -m benchmarks.suite_generation      # this benchmark alone, through the runner
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import time
-import tracemalloc
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.collection import FLOOR_TEST, collected
+from benchmarks.core import Benchmark, Context, Target, check
+from benchmarks.procs import child_env, pytest_dir, run_process, run_pytest
+
+GENERATE = """
+import json, time, tracemalloc
+start = time.perf_counter()
+from pytest_agentbench.suites import mechanical
+specs = mechanical.specs()
+mechanical.tasks()
+listed = time.perf_counter() - start
+sizes = {}
+for spec in specs:
+    built = spec.build()
+    sizes[spec.id] = sum(map(len, built.input_files.values())) + sum(
+        map(len, built.expected_files.values())
+    )
+    del built
+total_s = time.perf_counter() - start
 
 
-def _seconds(start: float) -> float:
-    return round(time.perf_counter() - start, 4)
-
-
-def measure_generation() -> dict[str, Any]:
-    """specs(), tasks() and building every tree once, one task at a time."""
-    from pytest_agentbench.suites import mechanical
-
-    start = time.perf_counter()
-    specs = mechanical.specs()
-    specs_s = _seconds(start)
-    start = time.perf_counter()
-    mechanical.tasks()
-    tasks_s = _seconds(start)
-
+def traced_peak(chosen):
     tracemalloc.start()
-    start = time.perf_counter()
-    largest, largest_id, total_bytes = 0, "", 0
-    for spec in specs:
+    for spec in chosen:
         built = spec.build()
-        size = sum(map(len, built.input_files.values())) + sum(
-            map(len, built.expected_files.values())
-        )
-        total_bytes += size
-        if size > largest:
-            largest, largest_id = size, spec.id
         del built
-    build_s = _seconds(start)
-    _, peak = tracemalloc.get_traced_memory()
+    peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return {
-        "tasks": len(specs),
-        "specs_s": specs_s,
-        "tasks_s": tasks_s,
-        "build_all_s": build_s,
-        "build_all_peak_mib": round(peak / 2**20, 1),
-        "tree_bytes_total_mib": round(total_bytes / 2**20, 1),
-        "largest_task": largest_id,
-        "largest_task_mib": round(largest / 2**20, 2),
-    }
+    return peak
 
 
-def measure_collection(source: str) -> dict[str, Any]:
-    """Wall time of `pytest --collect-only --tasks=SOURCE` in a fresh process."""
-    argv = [
-        sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-        "--agent=oracle", f"--tasks={source}",
-    ]  # fmt: skip
-    start = time.perf_counter()
-    run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
-    wall = _seconds(start)
-    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-500:]
-    return {"wall_s": wall, "pytest_says": summary}
+largest = max(specs, key=lambda spec: sizes[spec.id])
+print(json.dumps({
+    "tasks": len(specs), "listed_s": listed, "total_s": total_s,
+    "peak_all_bytes": traced_peak(specs), "peak_largest_bytes": traced_peak([largest]),
+    "largest_task": largest.id, "all_trees_bytes": sum(sizes.values()),
+}))
+"""
 
 
-def measure() -> dict[str, Any]:
-    """Generation figures, and collection of the suite beside the 5 bundled directory
-    tasks as a baseline (the difference is what the suite costs pytest)."""
-    return {
-        **measure_generation(),
-        "collect_mechanical": measure_collection("builtin:mechanical"),
-        "collect_baseline_directory_tasks": measure_collection("builtin:tasks"),
-    }
+def _generate(ctx: Context) -> dict[str, Any]:
+    done = run_process([sys.executable, "-c", GENERATE], cwd=ctx.scratch, env=child_env())
+    if done.returncode != 0:
+        raise RuntimeError(f"generating the mechanical suite failed:\n{done.output[-2000:]}")
+    figures: dict[str, Any] = json.loads(done.output.strip().splitlines()[-1])
+    return figures
 
+
+def run(ctx: Context) -> list[dict[str, Any]]:
+    generated = [_generate(ctx) for _ in range(ctx.runs(3, 1))]
+    last = generated[-1]
+    mib = 2**20
+    subject_dir = pytest_dir(ctx.scratch / "subject")
+    args = ("--collect-only", "--agent=mock", "--repeats=1")
+    count = collected(run_pytest(subject_dir, *args, ok=(0,)).output)
+    floor_dir = pytest_dir(ctx.scratch / "floor")
+    (floor_dir / "test_floor.py").write_text(FLOOR_TEST.format(count=count))
+    subject, floor = [], []
+    for _ in range(ctx.runs(5, 2)):
+        subject.append(run_pytest(subject_dir, *args, ok=(0,)).wall_s)
+        floor.append(run_pytest(floor_dir, "--collect-only", "test_floor.py", ok=(0,)).wall_s)
+    return [
+        check(
+            f"mechanical suite, {last['tasks']} tasks: import, list and build every tree",
+            unit="s",
+            value=[g["total_s"] for g in generated],
+            target=Target("value", "<", 2.0),
+            note=f"listing alone (import, specs(), tasks()): "
+            f"{min(g['listed_s'] for g in generated):.3f} s at best; "
+            f"all trees together {last['all_trees_bytes'] / mib:.1f} MiB",
+            tasks=last["tasks"],
+        ),
+        check(
+            "traced peak building every tree, vs building the largest task alone",
+            unit="MiB",
+            value=[g["peak_all_bytes"] / mib for g in generated],
+            floor=[g["peak_largest_bytes"] / mib for g in generated],
+            floor_is=f"tracemalloc peak of building {last['largest_task']} alone",
+            target=Target("ratio", "<=", 1.5),
+            note="trees are built per task and dropped: the suite is never in memory at once",
+        ),
+        check(
+            f"--collect-only, default selection: {count} items",
+            unit="s",
+            value=subject,
+            floor=floor,
+            floor_is=f"one parametrized test function with {count} items, --collect-only -q",
+            target=Target("ratio", "<=", 2.0),
+            note="bundled directory tasks and every bundled suite, one repeat",
+            items=count,
+        ),
+    ]
+
+
+BENCHMARK = Benchmark(
+    "suite_generation", "building the mechanical suite; collecting the default selection", run
+)
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
-    print(json.dumps(measure(), indent=2))
+    from benchmarks.__main__ import main
+
+    sys.exit(main(["--only", BENCHMARK.name, *sys.argv[1:]]))

@@ -35,11 +35,31 @@ SECRET_PATTERNS = (
 )
 
 
-def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """Replace the values of secret-looking environment variables and known token shapes."""
+def secret_variables(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(name, value) of the secret-looking environment variables, longest value first."""
     env = os.environ if environ is None else environ
-    for name, value in sorted(env.items(), key=lambda kv: -len(kv[1])):
-        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LENGTH and value in text:
+    found = [
+        (name, value)
+        for name, value in env.items()
+        if len(value) >= MIN_SECRET_LENGTH and SECRET_NAME.search(name)
+    ]
+    return sorted(found, key=lambda kv: -len(kv[1]))
+
+
+def scrub(
+    text: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    secrets: list[tuple[str, str]] | None = None,
+) -> str:
+    """Replace the values of secret-looking environment variables and known token shapes.
+
+    ``secrets`` (from secret_variables) spares reading the environment once per text.
+    """
+    if not text:
+        return text
+    for name, value in secret_variables(environ) if secrets is None else secrets:
+        if value in text:
             text = text.replace(value, f"[scrubbed:{name}]")
     for pattern in SECRET_PATTERNS:
         text = pattern.sub(
@@ -109,8 +129,10 @@ def round_output(results: Sequence[RoundResult], stream: str) -> str:
 
 def trial_artifacts(results: Sequence[RoundResult], final_diff: str) -> dict[str, str]:
     """The artifacts of one trial, ready for the report and the run directory."""
-    return {
-        "stdout.txt": scrub(round_output(results, "stdout")),
-        "stderr.txt": scrub(round_output(results, "stderr")),
-        "diff.patch": scrub(final_diff),
+    texts = {
+        "stdout.txt": round_output(results, "stdout"),
+        "stderr.txt": round_output(results, "stderr"),
+        "diff.patch": final_diff,
     }
+    secrets = secret_variables() if any(texts.values()) else []
+    return {name: scrub(text, secrets=secrets) for name, text in texts.items()}

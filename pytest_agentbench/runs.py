@@ -47,7 +47,7 @@ def register_run_plugins(config: pytest.Config, settings: Settings, *, worker: b
 def _register_controller(config: pytest.Config, settings: Settings, shard: str | None) -> None:
     from pytest_agentbench.reporter import agent_info
     from pytest_agentbench.resume import Resume, refuse_other_identity
-    from pytest_agentbench.sandbox import make_provider
+    from pytest_agentbench.sandbox import provider_for
     from pytest_agentbench.store import (
         DEFAULT_ROOT,
         RunRecord,
@@ -58,7 +58,7 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
     )
 
     info = agent_info(config, settings)
-    sandbox = make_provider(settings).describe()
+    sandbox = provider_for(config, settings).describe()  # the run's provider, not a second one
     identity = configuration_identity(settings, info, sandbox)
     resume_raw = _option(config, "resume_dir")
     record: RunRecord | None = None

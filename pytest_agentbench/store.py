@@ -1,7 +1,10 @@
 """The run directory: run.json, observations.jsonl and trials/<task>-r<n>/ artifacts.
 
-One writer, the controller: each Observation is appended, flushed and fsynced as its report
-arrives, so a killed run loses at most the line being written. Readers drop a truncated last
+One writer, the controller: each Observation is appended and flushed as its report arrives,
+so a killed run loses at most the line being written. The slow file work (fsync, which waits
+for the disk, and the trial artifacts) runs in order on one background thread, which the
+session's end waits for: a crash of the machine itself can lose the lines of the last few
+milliseconds, a killed run the artifacts of the last trials. Readers drop a truncated last
 line with a notice instead of failing, and the latest line of a (task, repeat) cell wins.
 """
 
@@ -9,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import secrets
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -193,6 +198,43 @@ def _drop_torn_tail(path: Path) -> None:
             handle.truncate(data.rfind(b"\n") + 1)
 
 
+class _Background:
+    """One thread doing queued file work in order; ``drain`` waits and re-raises its error.
+
+    fsync and small-file writes mostly wait for the device, so done here they overlap the
+    next trials instead of adding to each.
+    """
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue[tuple[Callable[..., None], tuple[Any, ...]]] = queue.Queue()
+        self.thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def submit(self, work: Callable[..., None], *args: Any) -> None:
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._work, name="agentbench-run-dir")
+            self.thread.daemon = True
+            self.thread.start()
+        self.queue.put((work, args))
+
+    def _work(self) -> None:
+        while True:
+            work, args = self.queue.get()
+            try:
+                if self.error is None:
+                    work(*args)
+            except BaseException as exc:  # kept for drain(): a lost artifact is not silent
+                self.error = exc
+            finally:
+                self.queue.task_done()
+
+    def drain(self) -> None:
+        self.queue.join()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+
 class RunWriter:
     """Controller-only plugin: the single writer of the run directory."""
 
@@ -227,6 +269,8 @@ class RunWriter:
             "resumed_from": str(resumed.path) if resumed is not None else None,
             "tasks": dict(previous.get("tasks") or {}),
         }
+        self.background = _Background()
+        self.observations: Any = None  # the open observations.jsonl, during the session
 
     @property
     def observations_path(self) -> Path:
@@ -237,29 +281,42 @@ class RunWriter:
         (self.directory / TRIALS_DIR).mkdir(parents=True, exist_ok=True)
         _drop_torn_tail(self.observations_path)
         _write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
+        self.observations = open(self.observations_path, "a", encoding="utf-8")  # noqa: SIM115
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         observation = getattr(report, REPORT_ATTRIBUTE, None)
-        if observation is None:
+        if observation is None or self.observations is None:
             return
         if observation.get("reused") and not self.appends_reused:
             return
         record = {k: v for k, v in observation.items() if k != "reused"}
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with open(self.observations_path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        self.observations.write(line)
+        self.observations.flush()
+        self.background.submit(os.fsync, self.observations.fileno())
         artifacts = getattr(report, ARTIFACTS_ATTRIBUTE, None)
         if artifacts:
-            self._write_artifacts(observation["task"], observation["repeat"], artifacts)
+            self.background.submit(
+                self._write_artifacts, observation["task"], observation["repeat"], artifacts
+            )
 
     def _write_artifacts(self, task_id: str, repeat: int, artifacts: dict[str, str]) -> None:
         trial_dir = self.directory / TRIALS_DIR / trial_dir_name(task_id, repeat)
         trial_dir.mkdir(parents=True, exist_ok=True)
         for name, text in artifacts.items():
             (trial_dir / Path(name).name).write_text(text, encoding="utf-8")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Every line fsynced and every artifact written before the report and run.json."""
+        if self.observations is None:
+            return
+        try:
+            self.background.drain()
+        finally:
+            self.observations.close()
+            self.observations = None
 
     @pytest.hookimpl
     def pytest_agentbench_report_json(self, config: pytest.Config, report: dict[str, Any]) -> None:

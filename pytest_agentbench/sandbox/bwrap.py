@@ -21,6 +21,7 @@ from pytest_agentbench.sandbox.base import (
     Sandbox,
     SandboxProvider,
     make_trial_root,
+    remove_later,
     run_process_group,
 )
 from pytest_agentbench.sandbox.cgroup import TrialCgroup, create_trial_cgroup
@@ -224,7 +225,7 @@ class BwrapSandbox(Sandbox):
     def close(self) -> None:
         if self.cgroup is not None:
             self.cgroup.remove()
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_later(self.root)  # the processes are gone; the files need not wait
 
 
 class BwrapProvider(SandboxProvider):
