@@ -113,12 +113,12 @@ def skip_unless_sandbox(kind: str) -> None:
 
 
 def our_containers(trial_prefix: str = "") -> set[str]:
-    """Containers this project created (optionally only those of trials named trial_prefix*)."""
-    try:
-        with contextlib.closing(docker.from_env()) as client:
-            listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
-    except Exception:
-        return set()
+    """Containers this project created (optionally only those of trials named trial_prefix*).
+
+    Engine errors propagate: a listing that failed must never read as "no container left".
+    """
+    with contextlib.closing(docker.from_env()) as client:
+        listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
     return {
         container.id
         for container in listed

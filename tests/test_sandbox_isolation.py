@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -306,9 +307,11 @@ def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -
     before = our_containers("slow-interrupted")
     checkout = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, PYTHONPATH]))}
+    log = pytester.path / "interrupted-run.log"
+    log_file = log.open("wb")
     process = subprocess.Popen(
         [
-            "python",
+            sys.executable,
             "-m",
             "pytest",
             "--agent=command",
@@ -319,15 +322,22 @@ def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -
         ],
         cwd=pytester.path,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
-    while not (our_containers("slow-interrupted") - before) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert our_containers("slow-interrupted") - before, "the trial never started a container"
-    process.send_signal(2)  # Ctrl-C
-    process.wait(timeout=60)
+    try:
+        deadline = time.monotonic() + 90
+        while not (our_containers("slow-interrupted") - before) and time.monotonic() < deadline:
+            assert process.poll() is None, f"the run ended early: {log.read_text()[-3000:]}"
+            time.sleep(0.2)
+        assert our_containers("slow-interrupted") - before, "the trial never started a container"
+        process.send_signal(2)  # Ctrl-C
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log_file.close()
     assert our_containers("slow-interrupted") <= before
 
 
