@@ -304,6 +304,44 @@ _ERROR_KINDS = {
 }
 
 
+@dataclass(frozen=True)
+class FileTools:
+    """How a client names its shell/read/write/edit tools and their arguments."""
+
+    shell: str
+    read: str
+    write: str
+    edit: str
+    path: str
+    content: str
+    old: str
+    new: str
+
+
+class FileToolsProtocol(Protocol):
+    """A client that edits through named file tools (Claude Code, opencode)."""
+
+    reads_before_edit = True
+    tools: FileTools
+
+    def tool_uses(self, calls: Sequence[Call], body: Mapping[str, Any]) -> list[ToolUse]:
+        workdir, t = workdir_of(body), self.tools
+        uses = []
+        for call in calls:
+            path = _absolute(call.path, workdir)
+            if call.kind == "shell":
+                uses.append(ToolUse(t.shell, {"command": call.command, "description": "Run"}))
+            elif call.kind == "write":
+                uses.append(ToolUse(t.write, {t.path: path, t.content: call.content}))
+            else:
+                uses.append(ToolUse(t.edit, {t.path: path, t.old: call.old, t.new: call.new}))
+        return uses
+
+    def read_uses(self, paths: Sequence[str], body: Mapping[str, Any]) -> list[ToolUse]:
+        workdir = workdir_of(body)
+        return [ToolUse(self.tools.read, {self.tools.path: _absolute(p, workdir)}) for p in paths]
+
+
 def _apply_patch_text(call: Call) -> str:
     """A codex apply_patch envelope for a write (Add File) or an edit (Update File)."""
     if call.kind == "write":
@@ -399,32 +437,13 @@ class ResponsesProtocol(Protocol):
         yield _sse("response.completed", {"type": "response.completed", "response": completed})
 
 
-class MessagesProtocol(Protocol):
+class MessagesProtocol(FileToolsProtocol):
     """Anthropic Messages API as Claude Code speaks it: Bash, Read, Write, Edit."""
 
     name = "messages"
-    reads_before_edit = True
-
-    def tool_uses(self, calls: Sequence[Call], body: Mapping[str, Any]) -> list[ToolUse]:
-        workdir = workdir_of(body)
-        uses = []
-        for call in calls:
-            path = _absolute(call.path, workdir)
-            if call.kind == "shell":
-                uses.append(ToolUse("Bash", {"command": call.command, "description": "Run"}))
-            elif call.kind == "write":
-                uses.append(ToolUse("Write", {"file_path": path, "content": call.content}))
-            else:
-                uses.append(
-                    ToolUse(
-                        "Edit", {"file_path": path, "old_string": call.old, "new_string": call.new}
-                    )
-                )
-        return uses
-
-    def read_uses(self, paths: Sequence[str], body: Mapping[str, Any]) -> list[ToolUse]:
-        workdir = workdir_of(body)
-        return [ToolUse("Read", {"file_path": _absolute(p, workdir)}) for p in paths]
+    tools = FileTools(
+        "Bash", "Read", "Write", "Edit", "file_path", "content", "old_string", "new_string"
+    )
 
     def stream(self, reply: Reply, model: str, seq: int) -> Iterator[bytes]:
         u = reply.usage
@@ -483,11 +502,13 @@ class MessagesProtocol(Protocol):
         return {"type": "error", "error": {"type": kind, "message": f"scripted {status} ({kind})"}}
 
 
-class ChatProtocol(Protocol):
+class ChatProtocol(FileToolsProtocol):
     """OpenAI Chat Completions as opencode speaks it: bash, read, write, edit."""
 
     name = "chat"
-    reads_before_edit = True
+    tools = FileTools(
+        "bash", "read", "write", "edit", "filePath", "content", "oldString", "newString"
+    )
 
     def tool_names(self, body: Mapping[str, Any]) -> list[str]:
         return [
@@ -495,27 +516,6 @@ class ChatProtocol(Protocol):
             for t in body.get("tools") or []
             if isinstance(t, Mapping)
         ]
-
-    def tool_uses(self, calls: Sequence[Call], body: Mapping[str, Any]) -> list[ToolUse]:
-        workdir = workdir_of(body)
-        uses = []
-        for call in calls:
-            path = _absolute(call.path, workdir)
-            if call.kind == "shell":
-                uses.append(ToolUse("bash", {"command": call.command, "description": "Run"}))
-            elif call.kind == "write":
-                uses.append(ToolUse("write", {"filePath": path, "content": call.content}))
-            else:
-                uses.append(
-                    ToolUse(
-                        "edit", {"filePath": path, "oldString": call.old, "newString": call.new}
-                    )
-                )
-        return uses
-
-    def read_uses(self, paths: Sequence[str], body: Mapping[str, Any]) -> list[ToolUse]:
-        workdir = workdir_of(body)
-        return [ToolUse("read", {"filePath": _absolute(p, workdir)}) for p in paths]
 
     def stream(self, reply: Reply, model: str, seq: int) -> Iterator[bytes]:
         base = {
