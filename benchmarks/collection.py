@@ -27,16 +27,22 @@ def collected(output: str) -> int:
     return int(found.group(1))
 
 
-def run(ctx: Context) -> list[dict]:
-    subject_dir = pytest_dir(ctx.scratch / "subject")
-    args = ("--collect-only", "--agent=mock", f"--repeats={REPEATS}")
+def measure_collection(ctx: Context, repeats: int) -> tuple[int, list[float], list[float]]:
+    """Item count, and wall times of collecting the default selection vs the plain floor."""
+    subject_dir = pytest_dir(ctx.scratch / f"subject-r{repeats}")
+    args = ("--collect-only", "--agent=mock", f"--repeats={repeats}")
     count = collected(run_pytest(subject_dir, *args, ok=(0,)).output)
-    floor_dir = pytest_dir(ctx.scratch / "floor")
+    floor_dir = pytest_dir(ctx.scratch / f"floor-r{repeats}")
     (floor_dir / "test_floor.py").write_text(FLOOR_TEST.format(count=count))
     subject, floor = [], []
     for _ in range(ctx.runs(5, 2)):
         subject.append(run_pytest(subject_dir, *args, ok=(0,)).wall_s)
         floor.append(run_pytest(floor_dir, "--collect-only", "test_floor.py", ok=(0,)).wall_s)
+    return count, subject, floor
+
+
+def run(ctx: Context) -> list[dict]:
+    count, subject, floor = measure_collection(ctx, REPEATS)
     return [
         check(
             f"bundled suite x {REPEATS} repeats: {count} items",

@@ -17,9 +17,9 @@ import json
 import sys
 from typing import Any
 
-from benchmarks.collection import FLOOR_TEST, collected
+from benchmarks.collection import measure_collection
 from benchmarks.core import Benchmark, Context, Target, check
-from benchmarks.procs import child_env, pytest_dir, run_process, run_pytest
+from benchmarks.procs import child_env, run_process
 
 GENERATE = """
 import json, time, tracemalloc
@@ -69,15 +69,7 @@ def run(ctx: Context) -> list[dict[str, Any]]:
     generated = [_generate(ctx) for _ in range(ctx.runs(3, 1))]
     last = generated[-1]
     mib = 2**20
-    subject_dir = pytest_dir(ctx.scratch / "subject")
-    args = ("--collect-only", "--agent=mock", "--repeats=1")
-    count = collected(run_pytest(subject_dir, *args, ok=(0,)).output)
-    floor_dir = pytest_dir(ctx.scratch / "floor")
-    (floor_dir / "test_floor.py").write_text(FLOOR_TEST.format(count=count))
-    subject, floor = [], []
-    for _ in range(ctx.runs(5, 2)):
-        subject.append(run_pytest(subject_dir, *args, ok=(0,)).wall_s)
-        floor.append(run_pytest(floor_dir, "--collect-only", "test_floor.py", ok=(0,)).wall_s)
+    count, subject, floor = measure_collection(ctx, repeats=1)
     return [
         check(
             f"mechanical suite, {last['tasks']} tasks: import, list and build every tree",
