@@ -241,14 +241,17 @@ def _family_plot(
     reports: list[dict[str, Any]], families: list[str], rates: list[dict[str, float | None]]
 ) -> str:
     """Grouped bars: first-exact rate per family, one bar per configuration."""
-    bar, gap, height, left = 14, 18, 160, 40
+    bar, gap, height, left = 14, 18, 160, 120  # left leaves room for the first slanted label
     group = bar * len(reports) + gap
     width = left + group * max(len(families), 1) + 20
-    parts = [f'<svg id="family-plot" width="{width + 260}" height="{height + 50}" role="img">']
+    label_room = 110  # family names are written at an angle below the bars, so they never overlap
+    parts = [
+        f'<svg id="family-plot" width="{width + 260}" height="{height + label_room}" role="img">'
+    ]
     for tick in (0, 0.5, 1):
         y = 10 + height * (1 - tick)
         parts.append(f'<line x1="{left}" x2="{width}" y1="{y}" y2="{y}" stroke="#e3e3e3"/>')
-        parts.append(f'<text x="4" y="{y + 4}">{int(tick * 100)}%</text>')
+        parts.append(f'<text x="{left - 36}" y="{y + 4}">{int(tick * 100)}%</text>')
     for fi, family in enumerate(families):
         x0 = left + fi * group
         for ci, config_rates in enumerate(rates):
@@ -263,7 +266,11 @@ def _family_plot(
                 f'<rect x="{x}" y="{10 + height - h:.1f}" width="{bar - 2}" height="{h:.1f}" '
                 f'fill="{color}"><title>{escape(family)}: {_pct(value)}</title></rect>'
             )
-        parts.append(f'<text x="{x0}" y="{height + 28}">{escape(family[:14])}</text>')
+        label_x, label_y = x0 + group / 2 - gap / 2, height + 22
+        parts.append(
+            f'<text x="{label_x:.1f}" y="{label_y}" text-anchor="end" '
+            f'transform="rotate(-40 {label_x:.1f} {label_y})">{escape(family[:24])}</text>'
+        )
     for ci, report in enumerate(reports):
         name = escape(report["run"].get("name") or report["run"]["agent"])
         color = PALETTE[ci % len(PALETTE)]
