@@ -9,9 +9,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-# docker is imported here, before pytester's in-process runs snapshot sys.modules, so a run
-# that imports it later cannot leave requests half-reloaded ("You can only merge into CookieJar").
+# docker and numpy are imported here, before pytester's in-process runs snapshot sys.modules:
+# a run that imported them first would have them dropped afterwards, and a second import then
+# breaks (requests: "You can only merge into CookieJar"; numpy: "cannot load module more than
+# once per process").
 import docker
+import numpy  # noqa: F401
 import pytest
 
 from pytest_agentbench.sandbox.bwrap import bwrap_works
