@@ -143,14 +143,21 @@ class DockerSandbox(Sandbox):
         self.provider = provider
         self._lay_out(root, INNER_WORKSPACE, INNER_HOME)
         self.container = container
+        self.running = False
 
     def _stop(self) -> None:
+        """Stop the container, once per round. The engine answers a SIGKILL only when the
+        container is no longer running; a refused kill (it had stopped) is waited for."""
         import docker.errors
 
-        with contextlib.suppress(docker.errors.APIError):
+        if not self.running:
+            return
+        self.running = False
+        try:
             self.container.kill()
-        with contextlib.suppress(docker.errors.APIError):
-            self.container.wait(timeout=30)
+        except docker.errors.APIError:
+            with contextlib.suppress(docker.errors.APIError):
+                self.container.wait(timeout=30)
 
     def _exec(
         self, argv: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float
@@ -192,6 +199,7 @@ class DockerSandbox(Sandbox):
                 self.container.put_archive("/", self.provider.tar({INNER_HOME: self.home}))
             else:
                 self.provider.give_to_agent(self.home)
+            self.running = True
             self.container.start()
             exit_code, timed_out, out, err = self._exec(argv, env, cwd or INNER_WORKSPACE, timeout)
         finally:
@@ -314,13 +322,9 @@ class DockerProvider(SandboxProvider):
             self.give_to_agent(home)
             volumes[str(workspace)] = {"bind": INNER_WORKSPACE, "mode": "rw"}
             volumes[str(home)] = {"bind": INNER_HOME, "mode": "rw"}
-        container = self.client.containers.create(
-            image,
-            ["sleep", str(KEEPALIVE_S)],
+        api = self.client.api
+        host_config = api.create_host_config(
             init=True,
-            user=f"{self.uid}:{self.gid}",
-            working_dir=INNER_WORKSPACE,
-            labels={LABEL_OWNER: self.owner, LABEL_RUN: self.run_id, LABEL_TRIAL: trial_id},
             network_mode="none" if limits.network == "none" else "host",
             nano_cpus=int(limits.cpus * 1e9),
             mem_limit=limits.memory_bytes,
@@ -328,8 +332,20 @@ class DockerProvider(SandboxProvider):
             pids_limit=limits.pids,
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
-            volumes=volumes,
+            binds=volumes,
         )
+        created = api.create_container(
+            image,
+            ["sleep", str(KEEPALIVE_S)],
+            user=f"{self.uid}:{self.gid}",
+            working_dir=INNER_WORKSPACE,
+            labels={LABEL_OWNER: self.owner, LABEL_RUN: self.run_id, LABEL_TRIAL: trial_id},
+            volumes=[mount["bind"] for mount in volumes.values()],
+            host_config=host_config,
+        )
+        # A handle by id: the SDK's containers.create would inspect the new container, one
+        # more engine round trip per trial for attributes nothing here reads.
+        container = self.client.containers.prepare_model({"Id": created["Id"]})
         self.live[container.id] = container
         if not self.bind_mounts:
             try:
