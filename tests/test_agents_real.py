@@ -37,7 +37,7 @@ EXPECTED = "goodbye\nworld\n"
 EDIT = {"calls": [{"edit": "notes.txt", "old": "hello", "new": "goodbye"}]}
 # Names the process that is pid 1 where the agent runs: docker-init in a container.
 WHERE = {"calls": [{"shell": "tr '\\0' ' ' </proc/1/cmdline"}]}
-IN_CONTAINER = "docker-init -- sleep"
+IN_CONTAINER = "docker-init -- /bin/sh /opt/agentbench/round.sh"
 # Round 0 leaves a file in /tmp; the recovery round prints it (the text is not in the command).
 MARK = {"calls": [{"shell": "echo $((6*7))-same-container >/tmp/agentbench-mark"}]}
 CHECK_MARK = {"calls": [{"shell": "cat /tmp/agentbench-mark"}]}

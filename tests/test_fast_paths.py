@@ -6,9 +6,10 @@ import io
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentbench import grading
@@ -119,3 +120,49 @@ def test_streamed_report_lists(tmp_path, count):
     report = {"observations": [{"task": f"t{i}", "repeat": i} for i in range(count)]}
     write_report(report, tmp_path / "r.json")
     assert json.loads((tmp_path / "r.json").read_text()) == report
+
+
+def test_staged_etc_holds_what_the_binds_showed(tmp_path) -> None:
+    """One bind of the copy instead of one per entry: the same entries, symlinks as a bind
+    shows them (the entry resolved, links inside directories kept)."""
+    from pytest_agentbench.sandbox.bwrap import ETC_ENTRIES, stage_etc
+
+    stage_etc(tmp_path)
+    for name in ETC_ENTRIES:
+        source, copy = Path("/etc", name), tmp_path / name
+        if source.is_file() and os.access(source, os.R_OK):
+            assert copy.read_bytes() == source.read_bytes(), name
+            assert not copy.is_symlink()
+        elif source.is_dir():
+            inside = sorted(p.name for p in source.iterdir())
+            assert sorted(p.name for p in copy.iterdir()) == inside, name
+            for entry in source.iterdir():
+                assert (copy / entry.name).is_symlink() == entry.is_symlink()
+        else:
+            assert not copy.exists()
+    assert not (tmp_path / "shadow").exists()
+
+
+SHELL_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(SHELL_TEXT, max_size=4), SHELL_TEXT)
+def test_docker_round_script_keeps_argv_env_and_cwd(args: list[str], value: str) -> None:
+    """The round's argv and environment reach the process exactly, whatever they hold."""
+    import subprocess
+    import tempfile
+
+    from pytest_agentbench.sandbox.docker import round_script
+
+    with tempfile.TemporaryDirectory() as cwd:
+        argv = [
+            "python3",
+            "-c",
+            "import json,os,sys; print(json.dumps([sys.argv[1:], "
+            "os.environ['AGENTBENCH_X'], os.getcwd()]))",
+            *args,
+        ]
+        script = round_script(argv, {"AGENTBENCH_X": value}, cwd)
+        done = subprocess.run(["/bin/sh", "-c", script], capture_output=True, check=True, env=ENV)
+        assert json.loads(done.stdout) == [args, value, os.path.realpath(cwd)]

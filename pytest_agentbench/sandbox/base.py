@@ -45,19 +45,35 @@ class Sandbox(ABC):
     kind: str
     workspace: Path  # host path the grader reads
     inner_workspace: str  # the same directory as the agent process sees it
-    home: Path  # host path of the private home/config directory
     inner_home: str
     root: Path  # host directory holding workspace/ and home/
 
     def _lay_out(self, root: Path, inner_workspace: str, inner_home: str) -> None:
-        """Place workspace/ and home/ under root; the agent sees them at the inner paths."""
+        """Place workspace/ and home/ under root; the agent sees them at the inner paths.
+
+        home/ is made when first asked for (an adapter writing its config or prompt, or the
+        sandbox starting a process): agents that run no process (mock, oracle) never need it,
+        and on many disks a directory costs more than the rest of such a trial.
+        """
         self.root = root
         self.workspace = root / "workspace"
-        self.home = root / "home"
         self.workspace.mkdir(exist_ok=True)
-        self.home.mkdir(exist_ok=True)
+        self._home = root / "home"
+        self._home_made = False
         self.inner_workspace = inner_workspace
         self.inner_home = inner_home
+
+    @property
+    def home(self) -> Path:
+        """Host path of the private home/config directory, made on first use."""
+        return self.make_home()
+
+    def make_home(self) -> Path:
+        """Make home/ if it is not there yet; a sandbox calls it before starting a process."""
+        if not self._home_made:
+            self._home.mkdir(exist_ok=True)
+            self._home_made = True
+        return self._home
 
     @abstractmethod
     def run(

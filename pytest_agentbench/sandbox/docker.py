@@ -1,8 +1,10 @@
 """The docker sandbox: a fresh container per trial, driven through the Docker SDK for Python.
 
-The container's main process only keeps it alive; each agent round is an exec inside it, and
-after every round the container is stopped (so nothing the agent started keeps running) before
-the parent grades the workspace. Recovery rounds start the same container again. Containers are
+The container's command is the current round (its argv, environment and cwd in a small script):
+each round starts the container, and the round ends with it stopped, by itself when the agent
+exits (its init process goes, and every process left in the container with it) or killed at the
+deadline, so nothing the agent started keeps running while the parent grades the workspace.
+Recovery rounds start the same container again, so its own files (/tmp) carry over. Containers are
 labelled with their owner process, so a later run can remove what a dead run left behind, and
 never touches containers it did not create.
 """
@@ -13,13 +15,14 @@ import atexit
 import contextlib
 import io
 import os
+import shlex
 import shutil
 import socket
 import tarfile
 import tempfile
-import threading
 import time
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +44,10 @@ INNER_HOME = "/home/agent"
 LABEL_OWNER = "io.agentbench.owner"  # host:pid:start-time of the process that created it
 LABEL_RUN = "io.agentbench.run"
 LABEL_TRIAL = "io.agentbench.trial"
-KEEPALIVE_S = 24 * 3600  # the keeper exits by itself even if every cleanup path failed
 IMAGE_USER = 1000  # the unprivileged user the agent runs as when the host side is root
 PROGRAMS_DIR = "/opt/agentbench/programs"  # host-installed agent CLIs, mounted read-only
+ROUND_SCRIPT = "/opt/agentbench/round.sh"  # the container's command: the current round
+ROUND_SCRIPT_NAME = "round.sh"  # beside workspace/ and home/ on the host
 
 
 def _start_time(pid: int) -> str | None:
@@ -134,8 +138,28 @@ def _replace_from_tar(chunks: Any, host_dir: Path) -> None:
         extracted.rename(host_dir)
 
 
+def round_script(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> str:
+    """The shell script a round's container start runs: the environment, cwd and argv of
+    the round (an exec would take them as arguments, but a container's command is fixed)."""
+    exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items())
+    command = " ".join(shlex.quote(arg) for arg in argv)
+    return f"{exports}cd {shlex.quote(cwd)} || exit 126\nexec {command}\n"
+
+
+def _daemon_time(stamp: str) -> float:
+    """Seconds since the epoch of an engine timestamp (RFC 3339 with nanoseconds)."""
+    whole, _, fraction = stamp.rstrip("Z").partition(".")
+    seconds = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp()
+    return seconds + float(f"0.{fraction or 0}")
+
+
 class DockerSandbox(Sandbox):
-    """One trial's container, with workspace/ and home/ bind-mounted or copied in and out."""
+    """One trial's container, with workspace/ and home/ bind-mounted or copied in and out.
+
+    The container's command is the round script: each round writes it and starts the
+    container, which stops by itself when the agent's process ends (the init process exits
+    and takes every process left in the container with it), or is killed at the deadline.
+    """
 
     kind = "docker"
 
@@ -143,38 +167,32 @@ class DockerSandbox(Sandbox):
         self.provider = provider
         self._lay_out(root, INNER_WORKSPACE, INNER_HOME)
         self.container = container
+        self.script = root / ROUND_SCRIPT_NAME
+        self.rounds = 0
 
-    def _stop(self) -> None:
+    def _output(self, since: float | None) -> tuple[bytes, bytes]:
+        """This round's stdout and stderr tails (earlier rounds' lines are older than since)."""
+        api, cid = self.provider.client.api, self.container.id
+        extra = {} if since is None else {"since": since}
+        out = api.logs(cid, stdout=True, stderr=False, **extra)
+        err = api.logs(cid, stdout=False, stderr=True, **extra)
+        return out[-OUTPUT_TAIL:], err[-OUTPUT_TAIL:]
+
+    def _wait(self, timeout: float) -> int | None:
+        """The exit status of the round, or None when it was killed at the deadline. Returns
+        only once the container has stopped: a kill is answered when it has."""
         import docker.errors
+        import requests
 
-        with contextlib.suppress(docker.errors.APIError):
-            self.container.kill()
-        with contextlib.suppress(docker.errors.APIError):
-            self.container.wait(timeout=30)
-
-    def _exec(
-        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float
-    ) -> tuple[int | None, bool, bytes, bytes]:
-        api = self.provider.client.api
-        exec_id = api.exec_create(
-            self.container.id, list(argv), environment=dict(env), workdir=cwd, stdin=False
-        )["Id"]
-        output: list[tuple[bytes | None, bytes | None]] = []
-
-        def wait_for_exec() -> None:
-            # A whole, non-streamed answer: streamed exec sockets leak past close().
-            with contextlib.suppress(Exception):  # the request breaks when the container dies
-                output.append(api.exec_start(exec_id, demux=True))
-
-        reader = threading.Thread(target=wait_for_exec, daemon=True)
-        reader.start()
-        reader.join(timeout)
-        timed_out = reader.is_alive()
-        self._stop()
-        reader.join(10)
-        out, err = output[0] if output else (None, None)
-        exit_code = None if timed_out else api.exec_inspect(exec_id)["ExitCode"]
-        return exit_code, timed_out, (out or b"")[-OUTPUT_TAIL:], (err or b"")[-OUTPUT_TAIL:]
+        api, cid = self.provider.client.api, self.container.id
+        try:
+            return int(api.wait(cid, timeout=max(timeout, 0.001))["StatusCode"])
+        except requests.exceptions.RequestException:
+            try:
+                api.kill(cid)
+            except docker.errors.APIError:  # it stopped meanwhile
+                api.wait(cid, timeout=30)
+            return None
 
     def run(
         self,
@@ -185,21 +203,33 @@ class DockerSandbox(Sandbox):
         cwd: str | None = None,
     ) -> ProcessResult:
         start = time.monotonic()
-        copying = not self.provider.bind_mounts
+        provider = self.provider
+        copying = not provider.bind_mounts
+        self.script.write_text(round_script(argv, env, cwd or INNER_WORKSPACE))
+        exit_code: int | None = None
         try:
             # The adapter may have written new files (its config, the prompt) into home.
             if copying:
-                self.container.put_archive("/", self.provider.tar({INNER_HOME: self.home}))
+                files = {INNER_HOME: self.home, ROUND_SCRIPT: self.script}
+                self.container.put_archive("/", provider.tar(files))
             else:
-                self.provider.give_to_agent(self.home)
+                provider.give_to_agent(self.home)
+                provider.give_to_agent(self.script)
             self.container.start()
-            exit_code, timed_out, out, err = self._exec(argv, env, cwd or INNER_WORKSPACE, timeout)
-        finally:
-            self._stop()
+            exit_code = self._wait(timeout - (time.monotonic() - start))
+        except BaseException:
+            provider.kill(self.container)  # interrupted: nothing keeps running
+            raise
+        since = None
+        if self.rounds:
+            state = provider.client.api.inspect_container(self.container.id)["State"]
+            since = _daemon_time(state["StartedAt"])
+        self.rounds += 1
+        out, err = self._output(since)
         if copying:
             _replace_from_tar(self.container.get_archive(INNER_WORKSPACE)[0], self.workspace)
             _replace_from_tar(self.container.get_archive(INNER_HOME)[0], self.home)
-        return ProcessResult(exit_code, timed_out, time.monotonic() - start, out, err)
+        return ProcessResult(exit_code, exit_code is None, time.monotonic() - start, out, err)
 
     def close(self) -> None:
         self.provider.remove(self.container)
@@ -277,7 +307,8 @@ class DockerProvider(SandboxProvider):
         """Make a bind-mounted tree the agent's: as root on the host, files belong to root,
         and the agent runs unprivileged."""
         if os.getuid() == 0:
-            for path in (directory, *directory.rglob("*")):
+            inside = directory.rglob("*") if directory.is_dir() else ()
+            for path in (directory, *inside):
                 os.lchown(path, self.uid, self.gid)
 
     def tar(self, dirs: Mapping[str, Path]) -> bytes:
@@ -296,6 +327,7 @@ class DockerProvider(SandboxProvider):
         workspace, home = root / "workspace", root / "home"
         workspace.mkdir()
         home.mkdir()
+        (root / ROUND_SCRIPT_NAME).touch()  # bind-mounted: it must exist before the container
         materialize(task.input_tree, workspace)
         try:
             container = self._create_container(image, trial_id, workspace, home)
@@ -314,13 +346,10 @@ class DockerProvider(SandboxProvider):
             self.give_to_agent(home)
             volumes[str(workspace)] = {"bind": INNER_WORKSPACE, "mode": "rw"}
             volumes[str(home)] = {"bind": INNER_HOME, "mode": "rw"}
-        container = self.client.containers.create(
-            image,
-            ["sleep", str(KEEPALIVE_S)],
+            volumes[str(home.parent / ROUND_SCRIPT_NAME)] = {"bind": ROUND_SCRIPT, "mode": "ro"}
+        api = self.client.api
+        host_config = api.create_host_config(
             init=True,
-            user=f"{self.uid}:{self.gid}",
-            working_dir=INNER_WORKSPACE,
-            labels={LABEL_OWNER: self.owner, LABEL_RUN: self.run_id, LABEL_TRIAL: trial_id},
             network_mode="none" if limits.network == "none" else "host",
             nano_cpus=int(limits.cpus * 1e9),
             mem_limit=limits.memory_bytes,
@@ -328,8 +357,23 @@ class DockerProvider(SandboxProvider):
             pids_limit=limits.pids,
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
-            volumes=volumes,
+            binds=volumes,
+            # Each round's output is read back from the log: the engine's own file driver,
+            # whatever the daemon's default is.
+            log_config={"Type": "json-file", "Config": {}},
         )
+        created = api.create_container(
+            image,
+            ["/bin/sh", ROUND_SCRIPT],
+            user=f"{self.uid}:{self.gid}",
+            working_dir=INNER_WORKSPACE,
+            labels={LABEL_OWNER: self.owner, LABEL_RUN: self.run_id, LABEL_TRIAL: trial_id},
+            volumes=[mount["bind"] for mount in volumes.values()],
+            host_config=host_config,
+        )
+        # A handle by id: the SDK's containers.create would inspect the new container, one
+        # more engine round trip per trial for attributes nothing here reads.
+        container = self.client.containers.prepare_model({"Id": created["Id"]})
         self.live[container.id] = container
         if not self.bind_mounts:
             try:
@@ -345,6 +389,13 @@ class DockerProvider(SandboxProvider):
         self.live.pop(container.id, None)
         with contextlib.suppress(docker.errors.NotFound):
             container.remove(force=True)
+
+    def kill(self, container: Any) -> None:
+        """Stop a container now; one that is not running is fine."""
+        import docker.errors
+
+        with contextlib.suppress(docker.errors.APIError):
+            container.kill()
 
     def remove_all(self) -> None:
         """Last resort at interpreter exit (Ctrl-C past the fixtures): no container survives."""

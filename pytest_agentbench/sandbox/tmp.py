@@ -32,6 +32,7 @@ class TmpSandbox(Sandbox):
         timeout: float,
         cwd: str | None = None,
     ) -> ProcessResult:
+        self.make_home()  # the process's HOME
         return run_process_group(argv, env=env, cwd=cwd or self.inner_workspace, timeout=timeout)
 
     def close(self) -> None:
