@@ -76,6 +76,7 @@ class Configuration:
             self.observations,
             self.started_at or "",
             self.finished_at or "",
+            sandbox=self.identity.get("sandbox"),
         )
         report["run"].update(
             name=self.name or self.label(),

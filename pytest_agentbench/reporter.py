@@ -105,6 +105,7 @@ class AgentbenchReporter:
         if self.config.option.collectonly:
             return
         from pytest_agentbench.report.document import build_report, write_report
+        from pytest_agentbench.sandbox import provider_for
 
         info = self.agent_info or agent_info(self.config, self.settings)
         self.report = build_report(
@@ -114,6 +115,7 @@ class AgentbenchReporter:
             list(self.observations.values()),
             self.started_at,
             now(),
+            sandbox=provider_for(self.config, self.settings).describe(),
         )
         self.config.hook.pytest_agentbench_report_json(config=self.config, report=self.report)
         if self.settings.json_path is not None:

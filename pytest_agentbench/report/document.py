@@ -29,8 +29,13 @@ def build_report(
     observations: list[dict[str, Any]],
     started_at: str,
     finished_at: str,
+    sandbox: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the report. declared maps task id -> {category, tags, fixture_hash}."""
+    """Assemble the report. declared maps task id -> {category, tags, fixture_hash}.
+
+    sandbox describes the provider that ran the trials, so `auto` is reported as what it
+    chose; without it the requested kind is all there is to say.
+    """
     ordered = sorted(observations, key=lambda o: (o["task"], o["repeat"]))
     summary, per_task = summarize(sorted(declared), ordered, settings.repeats, settings.seed)
     by_task: dict[str, list[dict[str, Any]]] = {}
@@ -61,7 +66,9 @@ def build_report(
         "repeats": settings.repeats,
         "oracle_recoveries": settings.oracle_recoveries,
         "retry_failures": settings.retry_failures,
-        "sandbox": settings.sandbox,
+        "sandbox": (sandbox or {}).get("kind") or settings.sandbox,
+        "sandbox_requested": settings.sandbox,
+        "sandbox_detail": sandbox,
         "agent_timeout": settings.agent_timeout,
         "harness_version": __version__,
         "seed": settings.seed,
