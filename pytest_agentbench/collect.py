@@ -27,9 +27,16 @@ class ProviderStopped(Exception):
     """The provider stopped the trial (rate limit, auth, outage): not an outcome."""
 
 
+REGISTERED_TAGS_KEY = pytest.StashKey[set[str]]()
+
+
 def _register_tags(config: pytest.Config, tags: tuple[str, ...]) -> None:
+    """Declare each task tag as a marker once, so -m works under --strict-markers."""
+    registered = config.stash.setdefault(REGISTERED_TAGS_KEY, set())
     for tag in tags:
-        config.addinivalue_line("markers", f"{tag}: agentbench task tag")
+        if tag not in registered:
+            registered.add(tag)
+            config.addinivalue_line("markers", f"{tag}: agentbench task tag")
 
 
 class TaskItem(pytest.Function):
