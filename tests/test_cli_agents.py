@@ -144,6 +144,14 @@ def test_missing_binary_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path:
         CodexAgent(Settings(agent="codex"))
 
 
+def test_a_bin_path_that_is_not_executable_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(pytest.UsageError, match=r"bin=/nonexistent/codex: no executable file"):
+        CodexAgent(Settings(agent="codex", agent_opts={"bin": "/nonexistent/codex"}))
+    (tmp_path / "codex").write_text("#!/bin/sh\n")  # present but not executable
+    with pytest.raises(pytest.UsageError, match="no executable file"):
+        CodexAgent(Settings(agent="codex", agent_opts={"bin": str(tmp_path / "codex")}))
+
+
 class _Sandbox:
     def __init__(self, home: Path) -> None:
         self.home = home
@@ -242,11 +250,13 @@ def _npm_codex(root: Path, with_native: bool = True) -> Path:
     launcher = root / "node_modules" / "@openai" / "codex" / "bin" / "codex.js"
     launcher.parent.mkdir(parents=True)
     launcher.write_text("#!/usr/bin/env node\n")
+    launcher.chmod(0o755)  # npm installs both programs executable
     if with_native:
         vendor = root / "node_modules" / "@openai" / "codex-linux-x64" / "vendor"
         native = vendor / "x86_64-unknown-linux-musl" / "bin" / "codex"
         native.parent.mkdir(parents=True)
         native.write_bytes(b"\x7fELF")
+        native.chmod(0o755)
     (root / "node_modules" / ".bin").mkdir()
     (root / "node_modules" / ".bin" / "codex").symlink_to(launcher)
     return root / "node_modules" / ".bin" / "codex"

@@ -176,6 +176,12 @@ class CliAgent(Agent):
 
     def _find_binary(self) -> str:
         explicit = self.option("bin")
+        if explicit and "/" in explicit and not os.access(explicit, os.X_OK):
+            # A bare name is looked up where the agent runs (PATH, or the Docker image).
+            raise pytest.UsageError(
+                f"--agent-opt bin={explicit}: no executable file there; point bin at the "
+                f"{self.name} binary, or drop the option to use the pinned install"
+            )
         if explicit:
             return explicit
         found = find_cli(self.name)
