@@ -26,17 +26,27 @@ AGENT_KEY = pytest.StashKey[Agent]()
 REPORT_ATTRIBUTE = "agentbench"
 
 
+def unknown_agent(config: pytest.Config, name: str) -> pytest.UsageError:
+    """The usage error for an agent no plugin offers, listing the ones that are offered."""
+    names = sorted({n for names in config.hook.pytest_agentbench_agent_names() for n in names})
+    return pytest.UsageError(f"--agent {name!r}: unknown agent; available: {', '.join(names)}")
+
+
 def make_agent(config: pytest.Config, settings: Settings) -> Agent:
     """The agent named by --agent, from whichever plugin or conftest.py offers it."""
     agent = config.hook.pytest_agentbench_make_agent(
         name=settings.agent, settings=settings, config=config
     )
     if agent is None:
-        names = sorted({n for names in config.hook.pytest_agentbench_agent_names() for n in names})
-        raise pytest.UsageError(
-            f"--agent {settings.agent!r}: unknown agent; available: {', '.join(names)}"
-        )
+        raise unknown_agent(config, settings.agent)
     return agent
+
+
+def process_agent(config: pytest.Config, settings: Settings) -> Agent:
+    """This process's agent, made once and shared by the fixtures, header and reporter."""
+    if AGENT_KEY not in config.stash:
+        config.stash[AGENT_KEY] = make_agent(config, settings)
+    return config.stash[AGENT_KEY]
 
 
 @pytest.fixture(scope="session")
@@ -48,9 +58,7 @@ def agentbench_settings(pytestconfig: pytest.Config) -> Settings:
 @pytest.fixture(scope="session")
 def agentbench_agent(pytestconfig: pytest.Config, agentbench_settings: Settings) -> Agent:
     """The agent chosen by --agent, made once per process."""
-    if AGENT_KEY not in pytestconfig.stash:
-        pytestconfig.stash[AGENT_KEY] = make_agent(pytestconfig, agentbench_settings)
-    return pytestconfig.stash[AGENT_KEY]
+    return process_agent(pytestconfig, agentbench_settings)
 
 
 @pytest.fixture(scope="session")

@@ -66,11 +66,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _validate_agent_name(config: pytest.Config, name: str) -> None:
-    names = {n for names in config.hook.pytest_agentbench_agent_names() for n in names}
-    if name not in names:
-        raise pytest.UsageError(
-            f"--agent {name!r}: unknown agent; available: {', '.join(sorted(names))}"
-        )
+    from pytest_agentbench.fixtures import unknown_agent
+
+    if name not in {n for names in config.hook.pytest_agentbench_agent_names() for n in names}:
+        raise unknown_agent(config, name)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -6,21 +6,17 @@ facts through ``config.workeroutput`` (see WorkerRelay) and the Observations rid
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from pytest_agentbench.collect import TaskItem
-from pytest_agentbench.fixtures import AGENT_KEY, REPORT_ATTRIBUTE, make_agent
+from pytest_agentbench.fixtures import REPORT_ATTRIBUTE, process_agent
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.store import now
 
 DECLARED = "agentbench_declared"
 AGENT_INFO = "agentbench_agent_info"
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def declared_tasks(items: list[pytest.Item]) -> dict[str, dict[str, Any]]:
@@ -39,9 +35,7 @@ def declared_tasks(items: list[pytest.Item]) -> dict[str, dict[str, Any]]:
 
 
 def agent_info(config: pytest.Config, settings: Settings) -> dict[str, Any]:
-    if AGENT_KEY not in config.stash:
-        config.stash[AGENT_KEY] = make_agent(config, settings)
-    return config.stash[AGENT_KEY].info()
+    return process_agent(config, settings).info()
 
 
 class WorkerRelay:
