@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pytest_agentbench.tasks.model import Task, Tree
+from pytest_agentbench.tasks.model import Task, Tree, file_matches
 
 CHUNK = 1 << 20
 _TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
@@ -88,19 +88,6 @@ def _same_prefix(left: BinaryIO, right: BinaryIO, length: int) -> bool:
     return True
 
 
-def _length(stream: BinaryIO) -> int:
-    """The stream's length, from an open descriptor (no second path lookup); rewinds it."""
-    size = stream.seek(0, os.SEEK_END)
-    stream.seek(0)
-    return size
-
-
-def _same_bytes(expected: Tree, rel: str, actual_path: str) -> bool:
-    with _open_expected(expected, rel) as left, open(actual_path, "rb") as right:
-        size = _length(left)
-        return size == _length(right) and _same_prefix(left, right, size)
-
-
 def strip_trailing_newlines(data: bytes) -> bytes:
     return _TRAILING_NEWLINES.sub(b"", data)
 
@@ -162,7 +149,7 @@ def compare_tree(expected: Tree, workspace: Path) -> Grade:
     differing = [
         rel
         for rel in expected_paths
-        if rel in actual.files and not _same_bytes(expected, rel, actual.files[rel])
+        if rel in actual.files and not file_matches(expected, rel, actual.files[rel])
     ]
     invalid = actual.invalid
     exact = not (missing or unexpected or differing or invalid)

@@ -94,6 +94,25 @@ def test_replace_with_makes_the_workspace_exactly_the_tree(tmp_path):
     assert outside.read_text() == "keep me"  # the symlink was replaced, not written through
 
 
+def test_replace_with_keeps_equal_files_and_never_writes_through(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "same.txt").write_bytes(b"same")
+    (ws / "edit.txt").write_bytes(b"before")
+    (ws / "longer.txt").write_bytes(b"same prefix")
+    hard = tmp_path / "hardlinked-elsewhere"
+    hard.write_bytes(b"before")
+    os.link(hard, ws / "shared.txt")
+    os.utime(ws / "same.txt", (1_000_000, 1_000_000))
+    tree = MemoryTree(
+        {"same.txt": b"same", "edit.txt": b"after", "longer.txt": b"same", "shared.txt": b"x"}
+    )
+    replace_with(tree, ws)
+    assert compare_tree(tree, ws).exact
+    assert (ws / "same.txt").stat().st_mtime == 1_000_000  # equal: left alone
+    assert hard.read_bytes() == b"before"  # the other name of a hard link is untouched
+
+
 def test_removed_later_is_gone_after_waiting(tmp_path):
     victim = tmp_path / "trial"
     (victim / "a" / "b").mkdir(parents=True)

@@ -20,7 +20,7 @@ from pytest_agentbench.agents.base import (
 )
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import stable_int
-from pytest_agentbench.tasks.model import as_mapping, replace_with
+from pytest_agentbench.tasks.model import Task, Tree, as_mapping, replace_with
 
 WRONG_EDITS = ("eof", "partial", "extra", "none")
 PROFILES = ("uniform", "flaky")
@@ -67,6 +67,7 @@ class MockAgent(Agent):
         if usage not in ("on", "off"):
             raise pytest.UsageError(f"--agent-opt usage={usage}: choose on or off")
         self.report_usage = usage == "on"
+        self._changes: dict[str, tuple[list[str], list[str]]] = {}
 
     def probability_for(self, task_id: str) -> float:
         """The chance that a first round ends exact for this task."""
@@ -82,6 +83,16 @@ class MockAgent(Agent):
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return MockSession(self, ctx)
+
+    def changes_of(self, task: Task, expected: Tree) -> tuple[list[str], list[str]]:
+        """The expected files whose bytes differ from the input, and those of them the input
+        has (edits rather than creations); worked out once per task."""
+        if task.id not in self._changes:
+            original = as_mapping(task.input_tree)
+            target = as_mapping(expected)
+            changed = sorted(p for p in target if original.get(p) != target[p])
+            self._changes[task.id] = changed, [p for p in changed if p in original]
+        return self._changes[task.id]
 
 
 class MockSession(AgentSession):
@@ -133,18 +144,15 @@ class MockSession(AgentSession):
         expected = task.expected_tree
         if kind == "none" or expected is None:
             return
-        original = as_mapping(task.input_tree)
-        target = as_mapping(expected)
-        changed = sorted(p for p in target if original.get(p) != target[p])
-        if kind == "partial" and not any(p in original for p in changed):
+        changed, edited = self.agent.changes_of(task, expected)
+        if kind == "partial" and not edited:
             kind = "extra"  # nothing to leave half-done: only creations or deletions
         replace_with(expected, workspace)
         if kind == "eof" and changed:
-            data = target[changed[0]]
+            data = expected.read(changed[0])
             data = data.rstrip(b"\r\n") if data.endswith(b"\n") else data + b"\n"
             (workspace / changed[0]).write_bytes(data)
         elif kind == "partial":
-            path = next(p for p in changed if p in original)
-            (workspace / path).write_bytes(original[path])
+            (workspace / edited[0]).write_bytes(task.input_tree.read(edited[0]))
         else:
             (workspace / "NOTES.agent.md").write_text("scratch notes left behind\n")

@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
+from pytest_agentbench.tasks import files
 from pytest_agentbench.tasks.hashing import fixture_hash
 
 
@@ -28,6 +29,10 @@ class Tree(Protocol):
         """Directories that exist without any file beneath them."""
         ...
 
+    def directories(self) -> list[str]:
+        """Every directory of the tree, parents before children."""
+        ...
+
     def read(self, path: str) -> bytes:
         """The bytes of one file."""
         ...
@@ -41,24 +46,20 @@ class Tree(Protocol):
         ...
 
 
-def _write_file(dest: Path, rel: str, data: bytes) -> None:
-    target = dest / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
-
-
 def materialize(tree: Tree, dest: Path) -> None:
-    """Write the tree's files and empty directories under dest (which must exist)."""
+    """Write the tree's files and directories under dest (which must exist)."""
+    root = str(dest)
+    files.make_dirs(root, tree.directories())
     for rel in tree.paths():
-        source = tree.open_source(rel)
-        target = dest / rel
-        if source is not None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-        else:
-            _write_file(dest, rel, tree.read(rel))
-    for rel in tree.empty_dirs():
-        (dest / rel).mkdir(parents=True, exist_ok=True)
+        _write_tree_file(tree, rel, root)
+
+
+def _write_tree_file(tree: Tree, rel: str, root: str) -> None:
+    source = tree.open_source(rel)
+    if source is not None:
+        files.copy_file(source, f"{root}/{rel}")
+    else:
+        files.write_file(f"{root}/{rel}", tree.read(rel))
 
 
 def as_mapping(tree: Tree) -> dict[str, bytes]:
@@ -78,6 +79,9 @@ class MemoryTree:
 
     def empty_dirs(self) -> frozenset[str]:
         return self.dirs
+
+    def directories(self) -> list[str]:
+        return sorted(tree_dirs(self))
 
     def read(self, path: str) -> bytes:
         return self.files[path]
@@ -126,6 +130,13 @@ class DirTree:
 
     def open_source(self, path: str) -> str | None:
         return self._prefix + path
+
+    def directories(self) -> list[str]:
+        return self._directories
+
+    @cached_property
+    def _directories(self) -> list[str]:
+        return sorted(tree_dirs(self))
 
     @cached_property
     def _prefix(self) -> str:
@@ -238,20 +249,6 @@ class Task:
         materialize(solution, workspace)
 
 
-def clear_directory(path: Path, keep_dirs: frozenset[str] = frozenset(), prefix: str = "") -> None:
-    """Remove everything inside path, keeping path itself and the directories in keep_dirs
-    (relative paths), which are emptied in turn. Files are always unlinked, never rewritten."""
-    with os.scandir(path) as entries:
-        for entry in entries:
-            rel = prefix + entry.name
-            if not entry.is_dir(follow_symlinks=False):
-                os.unlink(entry.path)
-            elif rel in keep_dirs:
-                clear_directory(Path(entry.path), keep_dirs, rel + "/")
-            else:
-                shutil.rmtree(entry.path)
-
-
 def tree_dirs(tree: Tree) -> frozenset[str]:
     """Every directory the tree holds: parents of its files, its empty directories and theirs."""
     dirs: set[str] = set()
@@ -261,8 +258,45 @@ def tree_dirs(tree: Tree) -> frozenset[str]:
     return frozenset(dirs)
 
 
+def file_matches(tree: Tree, rel: str, path: str) -> bool:
+    """Whether the file at path holds exactly the tree's bytes for rel."""
+    source = tree.open_source(rel)
+    if source is not None:
+        return files.same_files(source, path)
+    return files.same_as(path, tree.read(rel))
+
+
 def replace_with(tree: Tree, workspace: Path) -> None:
-    """Make workspace hold exactly the tree. Directories the tree also has are kept (emptied)
-    rather than removed and made again: on many file systems rmdir is the slow part."""
-    clear_directory(workspace, tree_dirs(tree))
-    materialize(tree, workspace)
+    """Make workspace hold exactly the tree, changing only what differs, as an editing agent
+    would: files already equal and directories the tree also has stay; every other entry is
+    removed, and differing files are unlinked and written anew (never written through)."""
+    kept = _prune(workspace, tree, set(tree.paths()), frozenset(tree.directories()), "")
+    root = str(workspace)
+    files.make_dirs(root, tree.directories())
+    for rel in tree.paths():
+        if rel not in kept:
+            _write_tree_file(tree, rel, root)
+
+
+def _prune(
+    directory: Path, tree: Tree, wanted: set[str], keep_dirs: frozenset[str], prefix: str
+) -> set[str]:
+    """Remove what the tree does not hold as it is; return the files kept (already equal)."""
+    kept: set[str] = set()
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if rel in keep_dirs:
+                    kept |= _prune(Path(entry.path), tree, wanted, keep_dirs, rel + "/")
+                else:
+                    shutil.rmtree(entry.path)
+            elif (
+                rel in wanted
+                and entry.is_file(follow_symlinks=False)
+                and file_matches(tree, rel, entry.path)
+            ):
+                kept.add(rel)
+            else:
+                os.unlink(entry.path)
+    return kept

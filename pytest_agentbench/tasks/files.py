@@ -1,0 +1,99 @@
+"""File primitives for trees: copy, write and compare in as few system calls as is correct.
+
+Every trial copies its input tree and the graders read every file, so these run thousands of
+times per run: descriptors and ``sendfile`` instead of buffered file objects, one ``fstat`` for
+a size, no existence checks the kernel makes anyway.
+"""
+
+from __future__ import annotations
+
+import os
+
+CHUNK = 1 << 20
+_READ = os.O_RDONLY | os.O_CLOEXEC
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+
+
+def make_dirs(root: str, dirs: list[str]) -> None:
+    """Make root/<d> for each relative directory, parents listed before children."""
+    for rel in dirs:
+        try:
+            os.mkdir(f"{root}/{rel}")
+        except FileExistsError:
+            if not os.path.isdir(f"{root}/{rel}"):
+                raise
+
+
+def write_file(target: str, data: bytes) -> None:
+    """Create (or truncate) target and write data to it."""
+    fd = os.open(target, _CREATE, 0o666)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def copy_file(source: str, target: str) -> None:
+    """Copy source's bytes to target (created or truncated), in the kernel where it can."""
+    src = os.open(source, _READ)
+    try:
+        dst = os.open(target, _CREATE, 0o666)
+        try:
+            _copy_descriptor(src, dst)
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
+def same_files(left: str, right: str) -> bool:
+    """Whether two files hold the same bytes: sizes from fstat, then chunk by chunk."""
+    left_fd = os.open(left, _READ)
+    try:
+        right_fd = os.open(right, _READ)
+        try:
+            size = os.fstat(left_fd).st_size
+            if os.fstat(right_fd).st_size != size:
+                return False
+            while size > 0:
+                block = os.read(left_fd, CHUNK)
+                if not block or block != os.read(right_fd, len(block)):
+                    return False
+                size -= len(block)
+            return True
+        finally:
+            os.close(right_fd)
+    finally:
+        os.close(left_fd)
+
+
+def same_as(path: str, data: bytes) -> bool:
+    """Whether the file at path holds exactly data (held in memory already)."""
+    fd = os.open(path, _READ)
+    try:
+        if os.fstat(fd).st_size != len(data):
+            return False
+        for start in range(0, len(data), CHUNK):
+            if os.read(fd, CHUNK) != data[start : start + CHUNK]:
+                return False
+        return True
+    finally:
+        os.close(fd)
+
+
+def _copy_descriptor(src: int, dst: int) -> None:
+    try:
+        while os.sendfile(dst, src, None, CHUNK):
+            pass
+    except OSError:  # a platform or file system without file-to-file sendfile
+        os.lseek(src, 0, os.SEEK_SET)
+        os.lseek(dst, 0, os.SEEK_SET)
+        os.ftruncate(dst, 0)
+        while block := os.read(src, CHUNK):
+            _write_all(dst, block)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
