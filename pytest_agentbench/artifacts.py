@@ -128,11 +128,11 @@ def round_output(results: Sequence[RoundResult], stream: str) -> str:
 
 
 def trial_artifacts(results: Sequence[RoundResult], final_diff: str) -> dict[str, str]:
-    """The artifacts of one trial, ready for the report and the run directory."""
+    """The non-empty artifacts of one trial, ready for the report and the run directory."""
     texts = {
         "stdout.txt": round_output(results, "stdout"),
         "stderr.txt": round_output(results, "stderr"),
         "diff.patch": final_diff,
     }
     secrets = secret_variables() if any(texts.values()) else []
-    return {name: scrub(text, secrets=secrets) for name, text in texts.items()}
+    return {name: scrub(text, secrets=secrets) for name, text in texts.items() if text}

@@ -45,12 +45,33 @@ class TaskItem(pytest.Function):
     def __init__(
         self, *, task: Task | None, task_id: str, repeat: int, error: str | None, **kwargs: Any
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(callobj=self.run_trial, **kwargs)
         self.task = task
         self.task_id = task_id
         self.repeat = repeat
         self.task_error = error
         self.reused: dict[str, Any] | None = None  # the recorded Observation, when resumed
+
+    def run_trial(
+        self,
+        agentbench_task: Task,
+        agentbench_agent: Any,
+        agentbench_sandbox: Any,
+        agentbench_sandbox_provider: Any,
+        agentbench_settings: Any,
+    ) -> None:
+        """The call object: its parameters name the fixtures a trial runs on (a bound method,
+        so pytest need not make a ``request`` fixture per item to find the item)."""
+        from pytest_agentbench.fixtures import run_trial
+
+        run_trial(
+            self,
+            agentbench_task,
+            agentbench_agent,
+            agentbench_sandbox,
+            agentbench_sandbox_provider,
+            agentbench_settings,
+        )
 
     def setup(self) -> None:
         if self.reused is None:  # a reused trial needs no sandbox, no agent
@@ -76,8 +97,6 @@ class TaskItem(pytest.Function):
 def make_items(
     parent: pytest.Collector, task: Task | None, task_id: str, error: str | None
 ) -> Iterator[TaskItem]:
-    from pytest_agentbench.fixtures import run_agentbench_trial
-
     settings = parent.config.stash[SETTINGS_KEY]
     tags = task.tags if task is not None else ()
     _register_tags(parent.config, tags)
@@ -85,7 +104,6 @@ def make_items(
         item = TaskItem.from_parent(
             parent,
             name=f"r{repeat}",
-            callobj=run_agentbench_trial,
             task=task,
             task_id=task_id,
             repeat=repeat,

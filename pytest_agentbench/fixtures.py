@@ -100,16 +100,15 @@ def agentbench_workspace(agentbench_sandbox: Sandbox) -> Path:
     return agentbench_sandbox.workspace
 
 
-def run_agentbench_trial(
-    request: pytest.FixtureRequest,
+def run_trial(
+    item: TaskItem,
     agentbench_task: Task,
     agentbench_agent: Agent,
     agentbench_sandbox: Sandbox,
     agentbench_sandbox_provider: SandboxProvider,
     agentbench_settings: Settings,
 ) -> None:
-    """The call object of every TaskItem: run the trial, keep its Observation, judge it."""
-    item = request.node
+    """What every TaskItem runs: the trial, keeping its Observation, then the judgement."""
     config = item.config
 
     def grade(task: Task, workspace: Path) -> Grade:

@@ -271,6 +271,7 @@ class RunWriter:
         }
         self.background = _Background()
         self.observations: Any = None  # the open observations.jsonl, during the session
+        self.sync_pending = False
 
     @property
     def observations_path(self) -> Path:
@@ -294,12 +295,18 @@ class RunWriter:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         self.observations.write(line)
         self.observations.flush()
-        self.background.submit(os.fsync, self.observations.fileno())
+        if not self.sync_pending:  # one fsync covers every line flushed before it starts
+            self.sync_pending = True
+            self.background.submit(self._sync, self.observations.fileno())
         artifacts = getattr(report, ARTIFACTS_ATTRIBUTE, None)
         if artifacts:
             self.background.submit(
                 self._write_artifacts, observation["task"], observation["repeat"], artifacts
             )
+
+    def _sync(self, fd: int) -> None:
+        self.sync_pending = False  # before the fsync: a line flushed after this asks again
+        os.fsync(fd)
 
     def _write_artifacts(self, task_id: str, repeat: int, artifacts: dict[str, str]) -> None:
         trial_dir = self.directory / TRIALS_DIR / trial_dir_name(task_id, repeat)
