@@ -22,15 +22,20 @@ DIFF_LIMIT = 64 * 1024
 FILE_LIMIT = 256 * 1024
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 MIN_SECRET_LENGTH = 8
+# Each token shape with the case-folded words one of which any match must contain: a text holding
+# none of them skips that expression (a scan of a long agent log per expression adds up).
 SECRET_PATTERNS = (
-    re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"),  # OpenAI / Anthropic style keys
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack tokens
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}"),
-    re.compile(
-        r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password|token)[\"']?\s*[:=]\s*[\"']?)"
-        r"[^\s\"',;]{8,}"
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), ("sk-",)),  # OpenAI / Anthropic style keys
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), ("xox",)),  # Slack tokens
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), ("akia",)),  # AWS access key ids
+    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}"), ("bearer",)),
+    (
+        re.compile(
+            r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password|token)[\"']?\s*[:=]\s*[\"']?)"
+            r"[^\s\"',;]{8,}"
+        ),
+        ("key", "token", "secret", "password"),
     ),
 )
 
@@ -61,11 +66,13 @@ def scrub(
     for name, value in secret_variables(environ) if secrets is None else secrets:
         if value in text:
             text = text.replace(value, f"[scrubbed:{name}]")
-    for pattern in SECRET_PATTERNS:
-        text = pattern.sub(
-            lambda m: (m.group(1) if m.re.groups else "") + "[scrubbed]",
-            text,
-        )
+    folded = text.casefold()  # folds as re.IGNORECASE does (KELVIN SIGN is k, LONG S is s)
+    for pattern, words in SECRET_PATTERNS:
+        if any(word in folded for word in words):
+            text = pattern.sub(
+                lambda m: (m.group(1) if m.re.groups else "") + "[scrubbed]",
+                text,
+            )
     return text
 
 

@@ -100,6 +100,7 @@ def make_items(
     settings = parent.config.stash[SETTINGS_KEY]
     tags = task.tags if task is not None else ()
     _register_tags(parent.config, tags)
+    shared: dict[str, Any] = {}  # the repeats of a task see the same fixtures: look them up once
     for repeat in range(settings.repeats):
         item = TaskItem.from_parent(
             parent,
@@ -108,7 +109,9 @@ def make_items(
             task_id=task_id,
             repeat=repeat,
             error=error,
+            **shared,
         )
+        shared["fixtureinfo"] = item._fixtureinfo
         for tag in tags:
             item.add_marker(tag)
         yield item

@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tiny_tasks import SLOW_CONFTEST, make_tasks
 
-from pytest_agentbench.artifacts import scrub
+from pytest_agentbench.artifacts import SECRET_PATTERNS, scrub
 from pytest_agentbench.store import read_observations
 
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -105,6 +107,25 @@ def test_scrub_removes_secret_values_and_token_shapes() -> None:
     out = scrub(text, {"MY_API_TOKEN": "hunter2hunter2", "HOME": "/root"})
     assert "sk-abc" not in out and "hunter2" not in out and "s3cr3tpass" not in out
     assert "[scrubbed:MY_API_TOKEN]" in out
+
+
+# Letters that re.IGNORECASE matches to ASCII ones: LONG S, KELVIN SIGN, dotted and dotless I.
+FOLDING = "\u017f\u212a\u0130\u0131"
+SCRUB_ALPHABET = "abcdeiklnoprstwxyABEKPRST0123456789_-:= \"'\n" + FOLDING
+SCRUB_WORDS = ["sk-", "ghp_", "xoxb-", "AKIA", "bearer ", "Bearer ", "api_key=", "PASSWORD="]
+SCRUB_WORDS += ["\u017fecret:", "to\u212aen="]
+
+
+@given(st.lists(st.sampled_from(SCRUB_WORDS) | st.text(SCRUB_ALPHABET, max_size=24), max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_scrub_word_filter_skips_only_expressions_that_cannot_match(parts: list[str]) -> None:
+    text = "".join(parts)
+    unfiltered = text
+    for pattern, _words in SECRET_PATTERNS:
+        unfiltered = pattern.sub(
+            lambda m: (m.group(1) if m.re.groups else "") + "[scrubbed]", unfiltered
+        )
+    assert scrub(text, {}) == unfiltered
 
 
 @DIST

@@ -16,6 +16,7 @@ from pytest_agentbench.agents.base import (
     TrialContext,
 )
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.files import make_dirs, write_file
 
 STDERR_TAIL = 4000
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "TZ")
@@ -25,10 +26,11 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def read_usage_file(path: Path) -> tuple[TokenUsage | None, float | None]:
+def read_usage_file(path: Path | str) -> tuple[TokenUsage | None, float | None]:
     """Usage a command may report in AGENTBENCH_USAGE_FILE; absent fields stay unknown."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read())
     except (OSError, ValueError):
         return None, None
     if not isinstance(data, dict):
@@ -100,13 +102,13 @@ class CommandSession(AgentSession):
         return env
 
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
-        home = self.ctx.sandbox.home
-        (home / "tmp").mkdir(exist_ok=True)
-        (home / f"prompt-{round_index}.txt").write_text(prompt, encoding="utf-8")
+        home = str(self.ctx.sandbox.home)
+        make_dirs(home, ["tmp"])
+        write_file(f"{home}/prompt-{round_index}.txt", prompt.encode())
         result = self.ctx.sandbox.run(
             ["/bin/sh", "-c", self.agent.command], env=self._env(round_index), timeout=timeout
         )
-        tokens, cost = read_usage_file(home / f"usage-{round_index}.json")
+        tokens, cost = read_usage_file(f"{home}/usage-{round_index}.json")
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,

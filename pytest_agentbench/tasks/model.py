@@ -123,10 +123,11 @@ class DirTree:
         return self._listing[1]
 
     def read(self, path: str) -> bytes:
-        return (self.root / path).read_bytes()
+        with open(self._prefix + path, "rb") as handle:
+            return handle.read()
 
     def size(self, path: str) -> int:
-        return (self.root / path).stat().st_size
+        return os.stat(self._prefix + path).st_size
 
     def open_source(self, path: str) -> str | None:
         return self._prefix + path
