@@ -6,8 +6,6 @@ facts through ``config.workeroutput`` (see WorkerRelay) and the Observations rid
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from typing import Any
 
 import pytest
@@ -38,16 +36,6 @@ def declared_tasks(items: list[pytest.Item]) -> dict[str, dict[str, Any]]:
 
 def agent_info(config: pytest.Config, settings: Settings) -> dict[str, Any]:
     return process_agent(config, settings).info()
-
-
-def _import_report_modules() -> None:
-    """Import what the session's end needs (numpy and its random module, about 0.1 s) while
-    the trials run; a failure is left for the import at the end to report."""
-    with contextlib.suppress(ImportError):
-        import numpy.random  # noqa: F401  (the bootstrap's; numpy loads it lazily)
-
-        import pytest_agentbench.report.document
-        import pytest_agentbench.report.terminal  # noqa: F401
 
 
 class WorkerRelay:
@@ -105,8 +93,6 @@ class AgentbenchReporter:
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
-        if not self.config.option.collectonly:
-            threading.Thread(target=_import_report_modules, daemon=True).start()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
