@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.core import Benchmark, Context, Target, check
-from pytest_agentbench.sandbox.base import SandboxProvider, wait_for_removals
+from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.sandbox.remover import wait_for_removals
 from pytest_agentbench.tasks.model import MemoryTree, Task, materialize
 
 NOOP = ["/bin/sh", "-c", ":"]

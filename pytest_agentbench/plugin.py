@@ -74,7 +74,7 @@ def _validate_agent_name(config: pytest.Config, name: str) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if config.stash.get(ACTIVE_KEY, False):
-        from pytest_agentbench.sandbox.base import wait_for_removals
+        from pytest_agentbench.sandbox.remover import wait_for_removals
 
         wait_for_removals()  # no trial directory outlives the session
     from pytest_agentbench.runs import RESUME_NAME, SHARD_NAME, WRITER_NAME

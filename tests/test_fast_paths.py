@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import select
 import time
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from hypothesis import strategies as st
 from pytest_agentbench import grading
 from pytest_agentbench.grading import compare_tree, strip_trailing_newlines, trimmed_length
 from pytest_agentbench.report.document import write_report
-from pytest_agentbench.sandbox.base import remove_later, run_process_group, wait_for_removals
+from pytest_agentbench.sandbox.base import run_process_group
+from pytest_agentbench.sandbox.remover import remove_later, wait_for_removals
 from pytest_agentbench.tasks.model import DirTree, MemoryTree, replace_with
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -114,11 +116,54 @@ def test_replace_with_keeps_equal_files_and_never_writes_through(tmp_path):
 
 
 def test_removed_later_is_gone_after_waiting(tmp_path):
-    victim = tmp_path / "trial"
-    (victim / "a" / "b").mkdir(parents=True)
-    remove_later(victim)
+    victims = [tmp_path / f"trial-{n}" for n in range(200)]  # more than the pipe holds
+    for victim in victims:
+        (victim / "a" / "b").mkdir(parents=True)
+        (victim / "a" / "file").write_text("x")
+    for victim in victims:
+        remove_later(victim)
     wait_for_removals()
-    assert not victim.exists()
+    assert not any(victim.exists() for victim in victims)
+
+
+def test_a_killed_removal_helper_is_replaced_by_removing_in_place(tmp_path):
+    from pytest_agentbench.sandbox import remover
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    remove_later(first)
+    helper = remover._remover.process
+    assert helper is not None
+    helper.kill()
+    helper.wait()
+    remove_later(second)  # the write fails: removed here instead
+    wait_for_removals()
+    assert not second.exists()
+    remove_later(first)  # and the next removal starts a new helper
+    wait_for_removals()
+    assert not first.exists()
+
+
+def test_a_forked_child_does_not_keep_the_parents_helper_waiting(tmp_path):
+    victim = tmp_path / "trial"
+    victim.mkdir()
+    remove_later(victim)
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child waits for the parent, 15 s at most
+        os.close(write_end)
+        select.select([read_end], [], [], 15)
+        os._exit(0)
+    os.close(read_end)
+    try:
+        started = time.monotonic()
+        wait_for_removals()  # returns although the child still holds a copy of the pipe
+        assert time.monotonic() - started < 10
+        assert not victim.exists()
+    finally:
+        os.close(write_end)
+        os.waitpid(child, 0)
 
 
 def test_streamed_report_is_the_same_json(tmp_path):

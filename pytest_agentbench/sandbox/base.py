@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
-import queue
 import selectors
-import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -132,66 +128,6 @@ def make_trial_root(trial_id: str) -> Path:
     """A private temp directory for one trial, holding workspace/ and home/ side by side."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in trial_id)[:80]
     return Path(tempfile.mkdtemp(prefix=f"agentbench-{safe}-"))
-
-
-class _Remover:
-    """Removes finished trial directories on background threads.
-
-    Removing directories is the slowest step of a trial on many disks (rmdir on ext4 mounted
-    with discard waits about a millisecond for the device) and no trial needs its result, so
-    trials hand their directories over and go on. The waits are latency, not work, so a few
-    threads overlap them. The queue is bounded: a disk slower than the trials throttles them
-    instead of filling up. ``wait_for_removals`` drains it.
-    """
-
-    def __init__(self, threads: int = 4, limit: int = 64) -> None:
-        self.queue: queue.Queue[Path] = queue.Queue(limit)
-        self.size = threads
-        self.threads: list[threading.Thread] = []
-        self.lock = threading.Lock()
-
-    def put(self, path: Path) -> None:
-        with self.lock:
-            if not self.threads:
-                self.threads = [
-                    threading.Thread(target=self._work, name="agentbench-remover", daemon=True)
-                    for _ in range(self.size)
-                ]
-                for thread in self.threads:
-                    thread.start()
-        self.queue.put(path)
-
-    def _work(self) -> None:
-        while True:
-            path = self.queue.get()
-            try:
-                shutil.rmtree(path, ignore_errors=True)
-            finally:
-                self.queue.task_done()
-
-
-_remover = _Remover()
-
-
-def _fresh_remover_after_fork() -> None:
-    global _remover
-    _remover = _Remover()  # the parent's thread does not exist in a forked child
-
-
-os.register_at_fork(after_in_child=_fresh_remover_after_fork)
-
-
-def remove_later(path: Path) -> None:
-    """Remove a directory tree soon, off the trial's critical path."""
-    _remover.put(path)
-
-
-def wait_for_removals() -> None:
-    """Block until every directory handed to remove_later is gone (run at exit, too)."""
-    _remover.queue.join()
-
-
-atexit.register(wait_for_removals)
 
 
 class _TailBuffer:

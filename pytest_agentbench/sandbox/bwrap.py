@@ -23,11 +23,11 @@ from pytest_agentbench.sandbox.base import (
     Sandbox,
     SandboxProvider,
     make_trial_root,
-    remove_later,
     run_process_group,
 )
 from pytest_agentbench.sandbox.cgroup import TrialCgroup, create_trial_cgroup
 from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.sandbox.remover import remove_later
 from pytest_agentbench.tasks.model import Task, materialize
 
 INNER_WORKSPACE = "/workspace"

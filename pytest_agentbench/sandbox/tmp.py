@@ -10,9 +10,9 @@ from pytest_agentbench.sandbox.base import (
     Sandbox,
     SandboxProvider,
     make_trial_root,
-    remove_later,
     run_process_group,
 )
+from pytest_agentbench.sandbox.remover import remove_later
 from pytest_agentbench.tasks.model import Task, materialize
 
 
