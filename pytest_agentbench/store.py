@@ -1,21 +1,20 @@
 """The run directory: run.json, observations.jsonl and trials/<task>-r<n>/ artifacts.
 
 One writer, the controller: each Observation is appended and flushed as its report arrives,
-so a killed run loses at most the line being written. The slow file work (fsync, which waits
-for the disk, and the trial artifacts) runs in order on one background thread, which the
-session's end waits for: a crash of the machine itself can lose the lines of the last few
-milliseconds, a killed run the artifacts of the last trials. Readers drop a truncated last
-line with a notice instead of failing, and the latest line of a (task, repeat) cell wins.
+with its artifacts, so a killed run loses at most the line being written. The file is fsynced
+at most once a second (an fsync waits for the disk: once per trial it cost fast agents more
+than the rest of the writing) and at the session's end, so a crash of the machine itself can
+lose the lines of the last second. Readers drop a truncated last line with a notice instead
+of failing, and the latest line of a (task, repeat) cell wins.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import secrets
-import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from pytest_agentbench.settings import Settings
 RUN_FILE = "run.json"
 OBSERVATIONS_FILE = "observations.jsonl"
 TRIALS_DIR = "trials"
+SYNC_INTERVAL_S = 1.0  # how much of a run a crash of the machine itself may cost
 DEFAULT_ROOT = Path(".agentbench") / "runs"
 RUN_SCHEMA_VERSION = 1
 
@@ -198,43 +198,6 @@ def _drop_torn_tail(path: Path) -> None:
             handle.truncate(data.rfind(b"\n") + 1)
 
 
-class _Background:
-    """One thread doing queued file work in order; ``drain`` waits and re-raises its error.
-
-    fsync and small-file writes mostly wait for the device, so done here they overlap the
-    next trials instead of adding to each.
-    """
-
-    def __init__(self) -> None:
-        self.queue: queue.Queue[tuple[Callable[..., None], tuple[Any, ...]]] = queue.Queue()
-        self.thread: threading.Thread | None = None
-        self.error: BaseException | None = None
-
-    def submit(self, work: Callable[..., None], *args: Any) -> None:
-        if self.thread is None:
-            self.thread = threading.Thread(target=self._work, name="agentbench-run-dir")
-            self.thread.daemon = True
-            self.thread.start()
-        self.queue.put((work, args))
-
-    def _work(self) -> None:
-        while True:
-            work, args = self.queue.get()
-            try:
-                if self.error is None:
-                    work(*args)
-            except BaseException as exc:  # kept for drain(): a lost artifact is not silent
-                self.error = exc
-            finally:
-                self.queue.task_done()
-
-    def drain(self) -> None:
-        self.queue.join()
-        if self.error is not None:
-            error, self.error = self.error, None
-            raise error
-
-
 class RunWriter:
     """Controller-only plugin: the single writer of the run directory."""
 
@@ -269,9 +232,8 @@ class RunWriter:
             "resumed_from": str(resumed.path) if resumed is not None else None,
             "tasks": dict(previous.get("tasks") or {}),
         }
-        self.background = _Background()
         self.observations: Any = None  # the open observations.jsonl, during the session
-        self.sync_pending = False
+        self.synced_at = time.monotonic()
 
     @property
     def observations_path(self) -> Path:
@@ -295,18 +257,15 @@ class RunWriter:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         self.observations.write(line)
         self.observations.flush()
-        if not self.sync_pending:  # one fsync covers every line flushed before it starts
-            self.sync_pending = True
-            self.background.submit(self._sync, self.observations.fileno())
+        if time.monotonic() - self.synced_at >= SYNC_INTERVAL_S:
+            self._sync()
         artifacts = getattr(report, ARTIFACTS_ATTRIBUTE, None)
         if artifacts:
-            self.background.submit(
-                self._write_artifacts, observation["task"], observation["repeat"], artifacts
-            )
+            self._write_artifacts(observation["task"], observation["repeat"], artifacts)
 
-    def _sync(self, fd: int) -> None:
-        self.sync_pending = False  # before the fsync: a line flushed after this asks again
-        os.fsync(fd)
+    def _sync(self) -> None:
+        os.fsync(self.observations.fileno())
+        self.synced_at = time.monotonic()
 
     def _write_artifacts(self, task_id: str, repeat: int, artifacts: dict[str, str]) -> None:
         trial_dir = self.directory / TRIALS_DIR / trial_dir_name(task_id, repeat)
@@ -316,11 +275,11 @@ class RunWriter:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Every line fsynced and every artifact written before the report and run.json."""
+        """Every line fsynced before the report and run.json."""
         if self.observations is None:
             return
         try:
-            self.background.drain()
+            self._sync()
         finally:
             self.observations.close()
             self.observations = None
