@@ -6,8 +6,9 @@ before; their Python work between system calls took the interpreter lock from th
 file work and process waits (about 5 % of a trial of ``true``). The helper removes with threads
 of its own interpreter; this process only writes each path to the helper's stdin. The pipe is
 kept small (4 KiB, some 60 paths, on Linux), so a disk slower than the trials throttles them
-instead of piling up directories. ``wait_for_removals`` closes the pipe and waits for the
-helper to finish. A helper that cannot start or has died is replaced by removing in place.
+instead of piling up directories. ``wait_for_removals`` waits until the helper has removed
+everything handed over so far; at exit the helper finishes and stops. A helper that cannot
+start or has died is replaced by removing in place.
 """
 
 from __future__ import annotations
@@ -21,52 +22,77 @@ import sys
 import threading
 from pathlib import Path
 
-# Runs with -I -S: the standard library only, no site-packages, no environment.
+# Runs with -I -S: the standard library only, no site-packages, no environment. Each record on
+# stdin is a path ending in NUL; an empty record asks for one byte on stdout once every path
+# before it is removed.
 HELPER = """
 import os, queue, shutil, threading
 work = queue.Queue(16)
 def remove():
-    while (path := work.get()) is not None:
-        shutil.rmtree(path, ignore_errors=True)
-threads = [threading.Thread(target=remove) for _ in range(4)]
-for thread in threads:
-    thread.start()
+    while True:
+        shutil.rmtree(work.get(), ignore_errors=True)
+        work.task_done()
+for _ in range(4):
+    threading.Thread(target=remove, daemon=True).start()
 pending = b""
 while chunk := os.read(0, 65536):
-    *paths, pending = (pending + chunk).split(b"\\0")
-    for path in paths:
-        work.put(os.fsdecode(path))
-for thread in threads:
-    work.put(None)
-for thread in threads:
-    thread.join()
+    *records, pending = (pending + chunk).split(b"\\0")
+    for record in records:
+        if record:
+            work.put(os.fsdecode(record))
+        else:
+            work.join()
+            os.write(1, b".")
+work.join()
 """
 PIPE_BYTES = 4096
 
 
 class Remover:
-    """One helper process per interpreter, started on the first removal."""
+    """One helper process per interpreter, started on the first removal, stopped at exit."""
 
     def __init__(self) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         self.lock = threading.Lock()
 
     def put(self, path: Path) -> None:
-        record = os.fsencode(path) + b"\0"
         with self.lock:
             try:
-                fd = self._helper_stdin()
-                while record:
-                    record = record[os.write(fd, record) :]
+                self._send(os.fsencode(path) + b"\0")
             except OSError:  # no helper (could not start, or killed): remove here
-                self._reap()
+                self.stop()
                 shutil.rmtree(path, ignore_errors=True)
 
-    def _helper_stdin(self) -> int:
+    def wait(self) -> None:
+        """Block until every path handed over so far is removed."""
+        with self.lock:
+            if self.process is None:
+                return
+            assert self.process.stdout is not None
+            try:
+                self._send(b"\0")
+                done = os.read(self.process.stdout.fileno(), 1)
+            except OSError:
+                done = b""
+            if not done:  # the helper died: what it left, it left; the next put starts anew
+                self.stop()
+
+    def stop(self) -> None:
+        """Let the helper finish what it was given and exit (at interpreter exit)."""
+        if self.process is not None:
+            process, self.process = self.process, None
+            for pipe in (process.stdin, process.stdout):
+                with contextlib.suppress(OSError):
+                    assert pipe is not None
+                    pipe.close()
+            process.wait()
+
+    def _send(self, record: bytes) -> None:
         if self.process is None:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", HELPER],
                 stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
                 start_new_session=True,  # a Ctrl-C meant for the run does not stop the cleanup
             )
             assert self.process.stdin is not None
@@ -75,26 +101,17 @@ class Remover:
 
                 fcntl.fcntl(self.process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         assert self.process.stdin is not None
-        return self.process.stdin.fileno()
-
-    def wait(self) -> None:
-        """Block until every path handed over so far is removed."""
-        with self.lock:
-            self._reap()
-
-    def _reap(self) -> None:
-        if self.process is not None:
-            process, self.process = self.process, None
-            with contextlib.suppress(OSError):
-                assert process.stdin is not None
-                process.stdin.close()
-            process.wait()
+        fd = self.process.stdin.fileno()
+        while record:
+            record = record[os.write(fd, record) :]
 
     def forget_after_fork(self) -> None:
-        """In a forked child: drop the parent's pipe, so the parent's helper still sees EOF."""
-        if self.process is not None and self.process.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()
+        """In a forked child: drop the parent's pipes, so the parent's helper still sees EOF."""
+        if self.process is not None:
+            for pipe in (self.process.stdin, self.process.stdout):
+                with contextlib.suppress(OSError):
+                    assert pipe is not None
+                    pipe.close()
         self.process = None
 
 
@@ -116,8 +133,14 @@ def remove_later(path: Path) -> None:
 
 
 def wait_for_removals() -> None:
-    """Block until every directory handed to remove_later is gone (run at exit, too)."""
+    """Block until every directory handed to remove_later is gone."""
     _remover.wait()
 
 
-atexit.register(wait_for_removals)
+def stop_removals() -> None:
+    """Remove what is left and stop the helper (at interpreter exit)."""
+    with _remover.lock:
+        _remover.stop()
+
+
+atexit.register(stop_removals)
