@@ -49,6 +49,7 @@ def run(ctx: Context) -> list[dict]:
             unit="s",
             value=subject,
             floor=floor,
+            paired=True,
             floor_is=f"one parametrized test function with {count} items, --collect-only -q",
             target=Target("ratio", "<=", 2.0),
             note="the bundled suite is every default task source of this checkout",

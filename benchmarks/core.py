@@ -66,6 +66,11 @@ def stats(samples: Sequence[float]) -> dict[str, Any]:
     }
 
 
+def _ratio(value: float, floor: float, way: str) -> float | None:
+    top, bottom = (value, floor) if way == "value/floor" else (floor, value)
+    return top / bottom if bottom > 0 else None  # a non-positive floor is noise
+
+
 def check(
     name: str,
     *,
@@ -75,23 +80,28 @@ def check(
     floor: Sequence[float] | None = None,
     floor_is: str = "",
     ratio: str = "value/floor",
+    paired: bool = False,
     note: str = "",
     **extra: Any,
 ) -> dict[str, Any]:
-    """One figure: the subject's stats, the floor's, their ratio of medians and the verdict.
+    """One figure: the subject's stats, the floor's, their ratio and the verdict.
 
     ``ratio`` says which way round: "value/floor" (a cost) or "floor/value" (a speed-up).
+    ``paired``: sample i of the subject and of the floor were measured one right after the
+    other, so the ratio is the median of the pairs' ratios. A slow phase of a shared machine
+    then moves both halves of a pair instead of whichever side it happened to hit. Without
+    pairs it is the ratio of the medians; the JSON has that one in either case.
     """
     subject = stats(value)
     floor_stats = stats(floor) if floor else None
-    figure_ratio = None
-    if floor_stats is not None:
-        top, bottom = (
-            (subject["median"], floor_stats["median"])
-            if ratio == "value/floor"
-            else (floor_stats["median"], subject["median"])
-        )
-        figure_ratio = top / bottom if bottom > 0 else None  # a non-positive floor is noise
+    figure_ratio = medians_ratio = None
+    if floor_stats is not None and floor is not None:
+        medians_ratio = _ratio(subject["median"], floor_stats["median"], ratio)
+        figure_ratio = medians_ratio
+        if paired and len(floor) == len(value):
+            pairs = [_ratio(v, f, ratio) for v, f in zip(value, floor, strict=True)]
+            known = [r for r in pairs if r is not None]
+            figure_ratio = statistics.median(known) if known else None
     judged = figure_ratio if target.of == "ratio" else subject["median"]
     return {
         "name": name,
@@ -101,6 +111,10 @@ def check(
         "floor_is": floor_is,
         "ratio": None if figure_ratio is None else round(figure_ratio, 4),
         "ratio_is": ratio if floor_stats is not None else None,
+        "ratio_method": (
+            None if floor_stats is None else "median of paired ratios" if paired else "medians"
+        ),
+        "ratio_of_medians": None if medians_ratio is None else round(medians_ratio, 4),
         "target": target.text(),
         "passed": target.met(judged),
         "note": note,

@@ -90,6 +90,7 @@ def run(ctx: Context) -> list[dict]:
                 unit="s",
                 value=subject,
                 floor=floor,
+                paired=True,
                 floor_is="walk both trees and read every file once (1 MB chunks)",
                 target=Target("ratio", "<=", 1.3),
                 note="warm page cache; compare_tree builds the expected listing each time",

@@ -75,7 +75,7 @@ def run(ctx: Context) -> list[dict]:
     script, why_not = peer_command()
     peer_runs = 4 if ctx.quick else REPEATS
     subject, peer = [], []
-    for _ in range(ctx.runs(3, 1)):
+    for _ in range(ctx.runs(5, 1)):
         subject.append(run_pytest(subject_dir, *subject_args).wall_s / trials * 1000)
         if script is not None:
             out = ctx.scratch / "peer-out"
@@ -91,6 +91,7 @@ def run(ctx: Context) -> list[dict]:
                 unit="ms/trial",
                 value=subject,
                 floor=peer,
+                paired=True,
                 floor_is=f"{PEER} ({peer_version(script)}) mock agent, its 10 bundled tasks, "
                 f"--runs {peer_runs}, whole process",
                 ratio="floor/value",

@@ -157,6 +157,7 @@ def run(ctx: Context) -> list[dict[str, Any]]:
                 unit="ms/trial",
                 value=subject,
                 floor=bare,
+                paired=True,
                 floor_is=FLOORS[kind],
                 target=TARGET,
                 note=f"{FILES} files in the input tree; each sample is the mean of {batch} trials",

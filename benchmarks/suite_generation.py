@@ -95,6 +95,7 @@ def run(ctx: Context) -> list[dict[str, Any]]:
             unit="s",
             value=subject,
             floor=floor,
+            paired=True,
             floor_is=f"one parametrized test function with {count} items, --collect-only -q",
             target=Target("ratio", "<=", 2.0),
             note="bundled directory tasks and every bundled suite, one repeat",

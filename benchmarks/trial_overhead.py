@@ -42,7 +42,7 @@ def run(ctx: Context) -> list[dict]:
     (floor_dir / "test_floor.py").write_text(FLOOR_TEST.format(tasks=str(tasks), count=count))
     subject_args = ("--agent=command", "--agent-cmd=true", "--sandbox=tmp", f"--tasks={tasks}")
     subject, floor = [], []
-    for _ in range(ctx.runs(5, 2)):
+    for _ in range(ctx.runs(7, 2)):
         subject.append(run_pytest(subject_dir, *subject_args, ok=(0,)).wall_s / count * 1000)
         floor.append(run_pytest(floor_dir, "test_floor.py", ok=(0,)).wall_s / count * 1000)
     return [
@@ -51,6 +51,7 @@ def run(ctx: Context) -> list[dict]:
             unit="ms/trial",
             value=subject,
             floor=floor,
+            paired=True,
             floor_is=f"{count} pytest items: copytree the input, spawn /bin/true, read back",
             target=Target("ratio", "<=", 1.5),
             note="whole-process wall divided by trials; pytest start-up is in both",

@@ -34,8 +34,8 @@ def run(ctx: Context) -> list[dict]:
         "--sandbox=tmp",
         f"--agent-cmd=sleep {SLEEP}",
         f"--repeats={REPEATS}",
+        f"--tasks={tasks}",
     )
-    common += (f"--tasks={tasks}",)
     serial, parallel = [], []
     same = True
     for attempt in range(ctx.runs(2, 1)):
@@ -53,6 +53,7 @@ def run(ctx: Context) -> list[dict]:
             unit="s",
             value=parallel,
             floor=serial,
+            paired=True,
             floor_is="the same run with -n 0",
             ratio="floor/value",
             target=Target("ratio", ">=", 1.8),
