@@ -32,6 +32,20 @@ def make_visible(line: str) -> str:
     body = line.removesuffix("\n")
     carriage_return = body.endswith("\r")
     body = body.removesuffix("\r")
+    text = body if body.isascii() and body.isprintable() else _spell_out(body)
+    stripped = text.rstrip("\t ")
+    if stripped != text:
+        trailing = text[len(stripped) :].replace("\t", "\\t").replace(" ", "·")
+        text = stripped + trailing
+    if carriage_return:
+        text += "\\r"
+    if not line.endswith("\n"):
+        text += "  <no newline at end>"
+    return text
+
+
+def _spell_out(body: str) -> str:
+    """Each character a reader cannot see or tell apart, named (printable ASCII never is)."""
     out: list[str] = []
     for char in body:
         if char in _NAMED:
@@ -44,16 +58,7 @@ def make_visible(line: str) -> str:
             out.append(f"<U+{ord(char):04X}>")
         else:
             out.append(char)
-    text = "".join(out)
-    stripped = text.rstrip("\t ")
-    if stripped != text:
-        trailing = text[len(stripped) :].replace("\t", "\\t").replace(" ", "·")
-        text = stripped + trailing
-    if carriage_return:
-        text += "\\r"
-    if not line.endswith("\n"):
-        text += "  <no newline at end>"
-    return text
+    return "".join(out)
 
 
 def _read_limited(data: bytes) -> list[str]:

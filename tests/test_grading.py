@@ -120,3 +120,15 @@ def test_render_makes_invisible_characters_visible(tmp_path: Path) -> None:
     for marker in ("<U+00A0 NBSP>", "<U+200B ZWSP>", "\\t", "\\r", "<U+0301 combining>"):
         assert marker in text
     assert make_visible("x") == "x  <no newline at end>"
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_printable_ascii_needs_no_spelling_out(text: str) -> None:
+    """make_visible skips the per-character pass for printable ASCII: it would change nothing."""
+    from pytest_agentbench.diffview import _spell_out
+
+    if text.isascii() and text.isprintable():
+        assert _spell_out(text) == text
+    ascii_text = "".join(c for c in text if " " <= c <= "~")
+    assert _spell_out(ascii_text) == ascii_text
