@@ -94,13 +94,30 @@ class TaskItem(pytest.Function):
         return super().repr_failure(excinfo)
 
 
+FIXTURE_INFO_KEY = pytest.StashKey[dict[str, Any]]()
+
+
+def _shared_fixtureinfo(parent: pytest.Collector, own_conftest: bool) -> dict[str, Any]:
+    """Where pytest may reuse one item's fixture closure for the next: the repeats of a task,
+    and every task of one directory unless the task holds a conftest.py of its own (the only
+    thing that could make fixtures differ between sibling tasks). Looked up once, not per item.
+    """
+    if own_conftest or parent.parent is None:
+        return {}
+    return parent.config.stash.setdefault(FIXTURE_INFO_KEY, {}).setdefault(parent.parent.nodeid, {})
+
+
 def make_items(
-    parent: pytest.Collector, task: Task | None, task_id: str, error: str | None
+    parent: pytest.Collector,
+    task: Task | None,
+    task_id: str,
+    error: str | None,
+    own_conftest: bool = False,
 ) -> Iterator[TaskItem]:
     settings = parent.config.stash[SETTINGS_KEY]
     tags = task.tags if task is not None else ()
     _register_tags(parent.config, tags)
-    shared: dict[str, Any] = {}  # the repeats of a task see the same fixtures: look them up once
+    shared = _shared_fixtureinfo(parent, own_conftest)
     for repeat in range(settings.repeats):
         item = TaskItem.from_parent(
             parent,
@@ -126,7 +143,8 @@ class TaskDirectory(pytest.Directory):
             error = None
         except TaskError as exc:
             task, error = None, str(exc)
-        yield from make_items(self, task, self.path.name, error)
+        own_conftest = (self.path / "conftest.py").exists()
+        yield from make_items(self, task, self.path.name, error, own_conftest)
 
 
 class GeneratedTask(pytest.Collector):

@@ -356,3 +356,19 @@ def test_verifier_tasks_run_in_a_copy_and_oracle_overlays_the_solution(pytester)
     result = run(pytester, "--agent=nop", f"--tasks={root}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*verifier exit code: 1*"])
+
+
+@pytest.mark.parametrize("holder", ["t00", "t01"])
+def test_a_conftest_inside_one_task_applies_to_that_task_alone(pytester, holder) -> None:
+    """Sibling tasks share one fixture lookup; a task holding a conftest.py gets its own."""
+    tasks = simple_tasks(pytester.path / "tasks", 3)
+    (tasks / holder / "conftest.py").write_text(
+        "import pytest\n\n"
+        "@pytest.fixture(autouse=True)\n"
+        "def mark_trial(request):\n"
+        "    open(f'{request.node.parent.name}-{request.node.name}.ran', 'w').close()\n"
+    )
+    result = run(pytester, "--agent=oracle", "--repeats=2", f"--tasks={tasks}")
+    result.assert_outcomes(passed=6)
+    ran = sorted(p.name for p in pytester.path.glob("*.ran"))
+    assert ran == [f"{holder}-r0.ran", f"{holder}-r1.ran"]

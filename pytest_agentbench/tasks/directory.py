@@ -79,10 +79,13 @@ def load_directory_task(task_dir: Path) -> Task:
         _field(data, "image", str, toml_path, "a Docker image name") if "image" in data else None
     )
 
-    expected_dir = task_dir / "expected"
+    # One listing of the task directory answers every "is there a ..." below.
+    with os.scandir(task_dir) as listing:
+        entries = {entry.name: entry for entry in listing}
     verifier = task_dir / "verify"
-    has_expected = expected_dir.is_dir()
-    has_verifier = verifier.exists()
+    expected_entry = entries.get("expected")
+    has_expected = expected_entry is not None and expected_entry.is_dir()
+    has_verifier = "verify" in entries and verifier.exists()
     if has_expected == has_verifier:
         problem = "both expected/ and verify" if has_expected else "neither expected/ nor verify"
         raise TaskError(
@@ -92,19 +95,15 @@ def load_directory_task(task_dir: Path) -> Task:
     if has_verifier and not (verifier.is_file() and os.access(verifier, os.X_OK)):
         raise TaskError(f"{verifier}: the verifier must be an executable file (chmod +x verify)")
 
-    workspace_dir = task_dir / "workspace"
-    solution_dir = task_dir / "solution"
     trees: dict[str, DirTree] = {}
-    for name, root in {
-        "workspace": workspace_dir,
-        "expected": expected_dir,
-        "solution": solution_dir,
-    }.items():
-        if root.exists() and (root.is_symlink() or not root.is_dir()):
-            raise TaskError(f"{root}: {name} must be a directory")
-        if root.is_dir():
-            trees[name] = DirTree(root)
-            trees[name].paths()  # raises TaskError on a symlink or special file inside
+    for name in ("workspace", "expected", "solution"):
+        entry = entries.get(name)
+        if entry is None:
+            continue
+        if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+            raise TaskError(f"{task_dir / name}: {name} must be a directory")
+        trees[name] = DirTree(task_dir / name)
+        trees[name].paths()  # raises TaskError on a symlink or special file inside
     # One DirTree per tree for the whole run: its listing is walked once, not once per trial.
     input_tree: Tree = trees.get("workspace") or MemoryTree({})
     expected_tree = trees.get("expected")
