@@ -7,7 +7,9 @@ a size, no existence checks the kernel makes anyway.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 CHUNK = 1 << 20
 _READ = os.O_RDONLY | os.O_CLOEXEC
@@ -26,59 +28,48 @@ def make_dirs(root: str, dirs: list[str]) -> None:
 
 def write_file(target: str, data: bytes) -> None:
     """Create (or truncate) target and write data to it."""
-    fd = os.open(target, _CREATE, 0o666)
-    try:
+    with _descriptor(target, _CREATE) as fd:
         _write_all(fd, data)
+
+
+@contextlib.contextmanager
+def _descriptor(path: str, flags: int = _READ) -> Iterator[int]:
+    fd = os.open(path, flags, 0o666)
+    try:
+        yield fd
     finally:
         os.close(fd)
 
 
 def copy_file(source: str, target: str) -> None:
     """Copy source's bytes to target (created or truncated), in the kernel where it can."""
-    src = os.open(source, _READ)
-    try:
-        dst = os.open(target, _CREATE, 0o666)
-        try:
-            _copy_descriptor(src, dst)
-        finally:
-            os.close(dst)
-    finally:
-        os.close(src)
+    with _descriptor(source) as src, _descriptor(target, _CREATE) as dst:
+        _copy_descriptor(src, dst)
 
 
 def same_files(left: str, right: str) -> bool:
     """Whether two files hold the same bytes: sizes from fstat, then chunk by chunk."""
-    left_fd = os.open(left, _READ)
-    try:
-        right_fd = os.open(right, _READ)
-        try:
-            size = os.fstat(left_fd).st_size
-            if os.fstat(right_fd).st_size != size:
+    with _descriptor(left) as left_fd, _descriptor(right) as right_fd:
+        size = os.fstat(left_fd).st_size
+        if os.fstat(right_fd).st_size != size:
+            return False
+        while size > 0:
+            block = os.read(left_fd, CHUNK)
+            if not block or block != os.read(right_fd, len(block)):
                 return False
-            while size > 0:
-                block = os.read(left_fd, CHUNK)
-                if not block or block != os.read(right_fd, len(block)):
-                    return False
-                size -= len(block)
-            return True
-        finally:
-            os.close(right_fd)
-    finally:
-        os.close(left_fd)
+            size -= len(block)
+        return True
 
 
 def same_as(path: str, data: bytes) -> bool:
     """Whether the file at path holds exactly data (held in memory already)."""
-    fd = os.open(path, _READ)
-    try:
+    with _descriptor(path) as fd:
         if os.fstat(fd).st_size != len(data):
             return False
-        for start in range(0, len(data), CHUNK):
-            if os.read(fd, CHUNK) != data[start : start + CHUNK]:
-                return False
-        return True
-    finally:
-        os.close(fd)
+        return all(
+            os.read(fd, CHUNK) == data[start : start + CHUNK]
+            for start in range(0, len(data), CHUNK)
+        )
 
 
 def _copy_descriptor(src: int, dst: int) -> None:
