@@ -97,12 +97,11 @@ class TaskItem(pytest.Function):
 FIXTURE_INFO_KEY = pytest.StashKey[dict[str, Any]]()
 
 
-def _shared_fixtureinfo(parent: pytest.Collector, own_conftest: bool) -> dict[str, Any]:
-    """Where pytest may reuse one item's fixture closure for the next: the repeats of a task,
-    and every task of one directory unless the task holds a conftest.py of its own (the only
-    thing that could make fixtures differ between sibling tasks). Looked up once, not per item.
-    """
-    if own_conftest or parent.parent is None:
+def _shared_fixtureinfo(parent: pytest.Collector) -> dict[str, Any]:
+    """Where pytest may reuse one item's fixture closure for the next: every repeat of every
+    task of one directory (no conftest.py is read inside a task, so nothing can make the
+    fixtures of sibling tasks differ). Looked up once per directory, not per item."""
+    if parent.parent is None:
         return {}
     return parent.config.stash.setdefault(FIXTURE_INFO_KEY, {}).setdefault(parent.parent.nodeid, {})
 
@@ -112,12 +111,11 @@ def make_items(
     task: Task | None,
     task_id: str,
     error: str | None,
-    own_conftest: bool = False,
 ) -> Iterator[TaskItem]:
     settings = parent.config.stash[SETTINGS_KEY]
     tags = task.tags if task is not None else ()
     _register_tags(parent.config, tags)
-    shared = _shared_fixtureinfo(parent, own_conftest)
+    shared = _shared_fixtureinfo(parent)
     for repeat in range(settings.repeats):
         item = TaskItem.from_parent(
             parent,
@@ -134,8 +132,12 @@ def make_items(
         yield item
 
 
-class TaskDirectory(pytest.Directory):
-    """A directory task (task.toml). A malformed one still yields items that error at setup."""
+class TaskDirectory(pytest.File):
+    """A directory task (task.toml). A malformed one still yields items that error at setup.
+
+    A File, not a Directory, for pytest: a task directory is data, so pytest neither looks in
+    it for conftest.py files nor walks it, and ``--lf`` skips the tasks that did not fail.
+    """
 
     def collect(self) -> Iterator[TaskItem]:
         try:
@@ -143,8 +145,7 @@ class TaskDirectory(pytest.Directory):
             error = None
         except TaskError as exc:
             task, error = None, str(exc)
-        own_conftest = (self.path / "conftest.py").exists()
-        yield from make_items(self, task, self.path.name, error, own_conftest)
+        yield from make_items(self, task, self.path.name, error)
 
 
 class GeneratedTask(pytest.Collector):

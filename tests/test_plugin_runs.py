@@ -237,7 +237,8 @@ def test_last_failed_reruns_only_the_failures(pytester) -> None:
     again = pytester.runpytest_subprocess(
         "--agent=mock", "--repeats=3", f"--tasks={tasks}", "--agent-opt=seed=5", "--lf"
     )
-    again.assert_outcomes(failed=failed, deselected=12 - failed)
+    outcomes = again.parseoutcomes()  # the other trials are not run (dropped or deselected)
+    assert outcomes["failed"] == failed and "passed" not in outcomes
 
 
 def test_exitfirst_stops_after_the_first_failed_trial(pytester) -> None:
@@ -358,17 +359,16 @@ def test_verifier_tasks_run_in_a_copy_and_oracle_overlays_the_solution(pytester)
     result.stdout.fnmatch_lines(["*verifier exit code: 1*"])
 
 
-@pytest.mark.parametrize("holder", ["t00", "t01"])
-def test_a_conftest_inside_one_task_applies_to_that_task_alone(pytester, holder) -> None:
-    """Sibling tasks share one fixture lookup; a task holding a conftest.py gets its own."""
+def test_a_conftest_inside_a_task_is_data_not_a_plugin(pytester) -> None:
+    """A task directory is data: the fixtures of a conftest.py in it apply to no trial (so
+    sibling tasks can share one fixture lookup)."""
     tasks = simple_tasks(pytester.path / "tasks", 3)
-    (tasks / holder / "conftest.py").write_text(
+    (tasks / "t01" / "conftest.py").write_text(
         "import pytest\n\n"
         "@pytest.fixture(autouse=True)\n"
         "def mark_trial(request):\n"
-        "    open(f'{request.node.parent.name}-{request.node.name}.ran', 'w').close()\n"
+        "    open(f'{request.node.name}.ran', 'w').close()\n"
     )
     result = run(pytester, "--agent=oracle", "--repeats=2", f"--tasks={tasks}")
     result.assert_outcomes(passed=6)
-    ran = sorted(p.name for p in pytester.path.glob("*.ran"))
-    assert ran == [f"{holder}-r0.ran", f"{holder}-r1.ran"]
+    assert not list(pytester.path.glob("*.ran"))
