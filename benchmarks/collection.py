@@ -41,19 +41,29 @@ def measure_collection(ctx: Context, repeats: int) -> tuple[int, list[float], li
     return count, subject, floor
 
 
+def collection_check(ctx: Context, repeats: int, title: str, note: str) -> dict:
+    """The collection figure: the default selection at `repeats` against the plain floor."""
+    count, subject, floor = measure_collection(ctx, repeats)
+    return check(
+        f"{title}: {count} items",
+        unit="s",
+        value=subject,
+        floor=floor,
+        paired=True,
+        floor_is=f"one parametrized test function with {count} items, --collect-only -q",
+        target=Target("ratio", "<=", 2.0),
+        note=note,
+        items=count,
+    )
+
+
 def run(ctx: Context) -> list[dict]:
-    count, subject, floor = measure_collection(ctx, REPEATS)
     return [
-        check(
-            f"bundled suite x {REPEATS} repeats: {count} items",
-            unit="s",
-            value=subject,
-            floor=floor,
-            paired=True,
-            floor_is=f"one parametrized test function with {count} items, --collect-only -q",
-            target=Target("ratio", "<=", 2.0),
-            note="the bundled suite is every default task source of this checkout",
-            items=count,
+        collection_check(
+            ctx,
+            REPEATS,
+            f"bundled suite x {REPEATS} repeats",
+            "the bundled suite is every default task source of this checkout",
         )
     ]
 

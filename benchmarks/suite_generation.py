@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from benchmarks.collection import measure_collection
+from benchmarks.collection import collection_check
 from benchmarks.core import Benchmark, Context, Target, check
 from benchmarks.procs import child_env, run_process
 
@@ -69,7 +69,6 @@ def run(ctx: Context) -> list[dict[str, Any]]:
     generated = [_generate(ctx) for _ in range(ctx.runs(3, 1))]
     last = generated[-1]
     mib = 2**20
-    count, subject, floor = measure_collection(ctx, repeats=1)
     return [
         check(
             f"mechanical suite, {last['tasks']} tasks: import, list and build every tree",
@@ -90,16 +89,11 @@ def run(ctx: Context) -> list[dict[str, Any]]:
             target=Target("ratio", "<=", 1.5),
             note="trees are built per task and dropped: the suite is never in memory at once",
         ),
-        check(
-            f"--collect-only, default selection: {count} items",
-            unit="s",
-            value=subject,
-            floor=floor,
-            paired=True,
-            floor_is=f"one parametrized test function with {count} items, --collect-only -q",
-            target=Target("ratio", "<=", 2.0),
-            note="bundled directory tasks and every bundled suite, one repeat",
-            items=count,
+        collection_check(
+            ctx,
+            1,
+            "--collect-only, default selection",
+            "bundled directory tasks and every bundled suite, one repeat",
         ),
     ]
 

@@ -60,7 +60,7 @@ class Remover:
             try:
                 self._send(os.fsencode(path) + b"\0")
             except OSError:  # no helper (could not start, or killed): remove here
-                self.stop()
+                self._stop()
                 shutil.rmtree(path, ignore_errors=True)
 
     def wait(self) -> None:
@@ -75,10 +75,14 @@ class Remover:
             except OSError:
                 done = b""
             if not done:  # the helper died: what it left, it left; the next put starts anew
-                self.stop()
+                self._stop()
 
     def stop(self) -> None:
         """Let the helper finish what it was given and exit (at interpreter exit)."""
+        with self.lock:
+            self._stop()
+
+    def _stop(self) -> None:
         if self.process is not None:
             process, self.process = self.process, None
             for pipe in (process.stdin, process.stdout):
@@ -139,8 +143,7 @@ def wait_for_removals() -> None:
 
 def stop_removals() -> None:
     """Remove what is left and stop the helper (at interpreter exit)."""
-    with _remover.lock:
-        _remover.stop()
+    _remover.stop()
 
 
 atexit.register(stop_removals)

@@ -271,9 +271,10 @@ def replace_with(tree: Tree, workspace: Path) -> None:
     """Make workspace hold exactly the tree, changing only what differs, as an editing agent
     would: files already equal and directories the tree also has stay; every other entry is
     removed, and differing files are unlinked and written anew (never written through)."""
-    kept = _prune(workspace, tree, set(tree.paths()), frozenset(tree.directories()), "")
+    directories = tree.directories()
+    kept = _prune(workspace, tree, set(tree.paths()), frozenset(directories), "")
     root = str(workspace)
-    files.make_dirs(root, tree.directories())
+    files.make_dirs(root, directories)
     for rel in tree.paths():
         if rel not in kept:
             _write_tree_file(tree, rel, root)
