@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from pytest_agentbench.agents.base import RoundResult
@@ -98,9 +98,14 @@ def _file_diff(rel: str, before: bytes | None, after: bytes | None) -> list[str]
     ]
 
 
-def workspace_diff(input_tree: Tree, workspace: Path) -> str:
-    """A unified diff from the task's input tree to the final workspace, at most DIFF_LIMIT."""
-    change = compare_tree(input_tree, workspace)
+def workspace_diff(
+    input_tree: Tree, workspace: Path, known_unchanged: Collection[str] = frozenset()
+) -> str:
+    """A unified diff from the task's input tree to the final workspace, at most DIFF_LIMIT.
+
+    Files in known_unchanged are known to hold their input bytes and are not read again.
+    """
+    change = compare_tree(input_tree, workspace, known_unchanged)
     out: list[str] = []
     size = 0
     entries = [(rel, "changed") for rel in change.differing]
@@ -134,12 +139,13 @@ def round_output(results: Sequence[RoundResult], stream: str) -> str:
     return "\n".join(parts)
 
 
-def trial_artifacts(results: Sequence[RoundResult], final_diff: str) -> dict[str, str]:
-    """The non-empty artifacts of one trial, ready for the report and the run directory."""
+def trial_artifacts(
+    results: Sequence[RoundResult], final_diff: str, secrets: list[tuple[str, str]]
+) -> dict[str, str]:
+    """The non-empty artifacts of one trial, scrubbed of `secrets` (from secret_variables)."""
     texts = {
         "stdout.txt": round_output(results, "stdout"),
         "stderr.txt": round_output(results, "stderr"),
         "diff.patch": final_diff,
     }
-    secrets = secret_variables() if any(texts.values()) else []
     return {name: scrub(text, secrets=secrets) for name, text in texts.items() if text}

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_agentbench.agents.base import Agent
 from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
-from pytest_agentbench.artifacts import trial_artifacts
+from pytest_agentbench.artifacts import secret_variables, trial_artifacts
 from pytest_agentbench.collect import SETTINGS_KEY, ProviderStopped, TaskItem, TrialFailed
 from pytest_agentbench.grading import Grade
 from pytest_agentbench.sandbox import provider_for
@@ -23,6 +23,7 @@ from pytest_agentbench.trial import Trial, error_observation
 OBSERVATION_KEY = pytest.StashKey[dict[str, Any]]()
 ARTIFACTS_KEY = pytest.StashKey[dict[str, str]]()
 AGENT_KEY = pytest.StashKey[Agent]()
+SECRETS_KEY = pytest.StashKey[list[tuple[str, str]]]()
 REPORT_ATTRIBUTE = "agentbench"
 
 
@@ -126,7 +127,11 @@ def run_trial(
     )
     outcome = trial.run(agentbench_sandbox)
     item.stash[OBSERVATION_KEY] = outcome.observation
-    item.stash[ARTIFACTS_KEY] = trial_artifacts(outcome.results, outcome.final_diff)
+    if SECRETS_KEY not in config.stash:  # the environment is read once: it is the run's
+        config.stash[SECRETS_KEY] = secret_variables()
+    item.stash[ARTIFACTS_KEY] = trial_artifacts(
+        outcome.results, outcome.final_diff, config.stash[SECRETS_KEY]
+    )
     if outcome.provider_stop:
         message = f"{item.nodeid}: provider stop ({outcome.provider_stop}); trial not scored"
         item.session.shouldstop = message

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -34,6 +35,8 @@ class Grade:
     invalid: list[str] = field(default_factory=list)
     verifier_exit_code: int | None = None
     verifier_output: str = ""
+    # Expected files the workspace holds byte for byte, as the exact comparison found them.
+    matched: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,8 +132,13 @@ def _equal_ignoring_eof(expected: Tree, rel: str, actual_path: str) -> bool:
         return _same_prefix(left, right, length)
 
 
-def compare_tree(expected: Tree, workspace: Path) -> Grade:
-    """Compare the workspace with the expected tree, byte for byte."""
+def compare_tree(
+    expected: Tree, workspace: Path, known_equal: Collection[str] = frozenset()
+) -> Grade:
+    """Compare the workspace with the expected tree, byte for byte.
+
+    Files in known_equal were already found to hold the tree's bytes and are not read again.
+    """
     actual = list_workspace(workspace)
     expected_paths = expected.paths()
     expected_files = set(expected_paths)
@@ -146,10 +154,11 @@ def compare_tree(expected: Tree, workspace: Path) -> Grade:
     unexpected = [p for p in actual.files if p not in expected_files]
     explained = {parent for path in unexpected for parent in _parents(path)}
     unexpected += [d + "/" for d in actual.dirs if d not in expected_dirs and d not in explained]
+    present = [rel for rel in expected_paths if rel in actual.files]
     differing = [
         rel
-        for rel in expected_paths
-        if rel in actual.files and not file_matches(expected, rel, actual.files[rel])
+        for rel in present
+        if rel not in known_equal and not file_matches(expected, rel, actual.files[rel])
     ]
     invalid = actual.invalid
     exact = not (missing or unexpected or differing or invalid)
@@ -164,6 +173,7 @@ def compare_tree(expected: Tree, workspace: Path) -> Grade:
         missing=sorted(missing),
         unexpected=sorted(unexpected),
         invalid=invalid,
+        matched=frozenset(present).difference(differing),
     )
 
 

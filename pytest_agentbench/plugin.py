@@ -5,6 +5,7 @@ Nothing heavy is imported unless --agent is given, so plain test runs pay nothin
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_agentbench.tasks.sources import resolve_sources
 
     config.stash[SETTINGS_KEY] = settings
+    # Registered before pytest's own cleanups, so it runs after their closing collections.
+    config.add_cleanup(gc.unfreeze)
     config.pluginmanager.register(BuiltinAgents(), "agentbench-builtin-agents")
     config.pluginmanager.register(DefaultGrader(), "agentbench-default-grader")
     config.pluginmanager.register(BuiltinSuites(), "agentbench-builtin-suites")
@@ -114,6 +117,16 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> Any:
     if is_suite_dir(path):
         return SuiteDirectory.from_parent(parent, path=path)
     return None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what lives through collection (tasks, items, modules) until the run ends.
+
+    Nothing of it becomes garbage before then, yet every full collection walked all of it:
+    pytest's five at the end alone cost 50-100 ms, more than the trials of a fast agent.
+    """
+    if session.config.stash.get(ACTIVE_KEY, False):
+        gc.freeze()
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:

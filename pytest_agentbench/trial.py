@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialContext
 from pytest_agentbench.artifacts import workspace_diff
@@ -74,6 +74,15 @@ class TrialOutcome:
     final_diff: str = ""  # the last attempt's workspace against the input tree
 
 
+class AttemptEnd(NamedTuple):
+    """How one attempt ended, with the grade of its last round (None before any grading)."""
+
+    exact: bool
+    failure_text: str
+    stop: str | None
+    grade: Grade | None
+
+
 @dataclass
 class Trial:
     """Runs one task x repeat: attempt 0 in the given sandbox, retries in fresh ones."""
@@ -102,8 +111,11 @@ class Trial:
                 else self.provider.create(self.task, f"{self.trial_id}-a{attempt}")
             )
             try:
-                final_exact, failure_text, stop = self._attempt(attempt, sandbox, rounds, results)
-                final_diff = workspace_diff(self.task.input_tree, sandbox.workspace)
+                end = self._attempt(attempt, sandbox, rounds, results)
+                final_exact, failure_text, stop = end.exact, end.failure_text, end.stop
+                # Files that match the expected tree where it equals the input need no reread.
+                unchanged = self.task.unchanged_paths & end.grade.matched if end.grade else set()
+                final_diff = workspace_diff(self.task.input_tree, sandbox.workspace, unchanged)
             finally:
                 if attempt:
                     sandbox.close()
@@ -118,7 +130,7 @@ class Trial:
         sandbox: Sandbox,
         rounds: list[dict[str, Any]],
         results: list[RoundResult],
-    ) -> tuple[bool, str, str | None]:
+    ) -> AttemptEnd:
         ctx = TrialContext(
             self.task, self.repeat, attempt, sandbox, self.settings.seed, self.settings
         )
@@ -126,12 +138,14 @@ class Trial:
         timeout = self.settings.timeout_for(self.task.timeout)
         prompt = self.task.prompt
         failure_text = ""
+        grade: Grade | None = None
         try:
             for round_index in range(self.settings.oracle_recoveries + 1):
                 result = session.run_round(prompt, round_index, timeout)
                 results.append(result)
                 if result.provider_stop:
-                    return False, f"provider stop: {result.provider_stop}", result.provider_stop
+                    stop = result.provider_stop
+                    return AttemptEnd(False, f"provider stop: {stop}", stop, grade)
                 grade = self.grade(self.task, sandbox.workspace)
                 exact = grade.exact and result.clean
                 eof = grade.eof_normalized and result.clean
@@ -151,12 +165,12 @@ class Trial:
                     }
                 )
                 if exact:
-                    return True, "", None
+                    return AttemptEnd(True, "", None, grade)
                 failure_text = self._describe_failure(result, grade, sandbox)
                 prompt = feedback_prompt(grade, result)
         finally:
             session.close()
-        return False, failure_text, None
+        return AttemptEnd(False, failure_text, None, grade)
 
     def _describe_failure(self, result: RoundResult, grade: Grade, sandbox: Sandbox) -> str:
         lines = []

@@ -232,3 +232,38 @@ def test_docker_round_script_keeps_argv_env_and_cwd(args: list[str], value: str)
         script = round_script(argv, {"AGENTBENCH_X": value}, cwd)
         done = subprocess.run(["/bin/sh", "-c", script], capture_output=True, check=True, env=ENV)
         assert json.loads(done.stdout) == [args, value, os.path.realpath(cwd)]
+
+
+def test_objects_alive_after_collection_are_frozen_for_the_run_only(pytester) -> None:
+    """pytest's closing garbage collections skip what lived through collection (the tasks,
+    items and modules) but the process gets its collector back when the run ends."""
+    import gc
+
+    from conftest import simple_tasks
+
+    class FreezeCounts:
+        def __init__(self) -> None:
+            self.seen: list[int] = []
+
+        def pytest_runtest_call(self) -> None:
+            self.seen.append(gc.get_freeze_count())
+
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    before = gc.get_freeze_count()
+    recorder = FreezeCounts()
+    result = pytester.runpytest_inprocess("--agent=oracle", f"--tasks={tasks}", plugins=[recorder])
+    result.assert_outcomes(passed=2)
+    assert len(recorder.seen) == 2 and min(recorder.seen) > before
+    assert gc.get_freeze_count() == before
+
+
+def test_tables_align_columns_under_a_rule() -> None:
+    from pytest_agentbench.report.table import format_table
+
+    lines = format_table(["id", "rate"], [["t1", "5.0%"], ["task-22", "100.0%"]], right={1})
+    assert lines == [
+        "id         rate",
+        "-------  ------",
+        "t1         5.0%",
+        "task-22  100.0%",
+    ]

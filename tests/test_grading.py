@@ -8,9 +8,10 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from pytest_agentbench.artifacts import workspace_diff
 from pytest_agentbench.diffview import make_visible, render_grade
 from pytest_agentbench.grading import compare_tree, strip_trailing_newlines
-from pytest_agentbench.tasks.model import DirTree, MemoryTree, materialize
+from pytest_agentbench.tasks.model import DirTree, MemoryTree, Task, materialize
 
 names = st.sampled_from(["a.txt", "b.py", "d/c.md", "d/e/f.txt", "g"])
 trees = st.dictionaries(names, st.binary(max_size=64), max_size=5)
@@ -37,6 +38,7 @@ def test_exact_iff_trees_equal(tmp_path_factory, expected, actual) -> None:
     grade = compare_tree(MemoryTree(expected), workspace)
     assert grade.exact == (expected == actual)
     assert grade.eof_normalized or not grade.exact
+    assert grade.matched == {p for p, data in expected.items() if actual.get(p) == data}
     assert set(grade.missing) == {p for p in expected if p not in actual}
     assert set(grade.unexpected) == {p for p in actual if p not in expected} | {
         d + "/"
@@ -132,3 +134,30 @@ def test_printable_ascii_needs_no_spelling_out(text: str) -> None:
         assert _spell_out(text) == text
     ascii_text = "".join(c for c in text if " " <= c <= "~")
     assert _spell_out(ascii_text) == ascii_text
+
+
+@settings(max_examples=60, deadline=None)
+@given(source=trees, expected=trees, actual=trees)
+def test_the_final_diff_skips_only_files_it_knows(tmp_path_factory, source, expected, actual):
+    """Sparing the reread of files equal in input, expected and workspace changes no diff; the
+    unchanged paths are the same whether hashing or the trees themselves found them."""
+    source, expected, actual = map(_conflict_free, (source, expected, actual))
+    root = tmp_path_factory.mktemp("task")
+    for label, files in (("workspace", actual), ("in", source), ("out", expected)):
+        materialize(MemoryTree(files), _fresh(root, label))
+    task, hashed = (
+        Task(
+            id="t",
+            source="",
+            make_input=lambda: DirTree(root / "in"),
+            prompt="",
+            make_expected=lambda: DirTree(root / "out"),
+        )
+        for _ in range(2)
+    )
+    hashed.content_hash()
+    same = {p for p, data in source.items() if expected.get(p) == data}
+    assert task.unchanged_paths == hashed.unchanged_paths == same
+    known = task.unchanged_paths & compare_tree(task.expected_tree, root / "workspace").matched
+    full = workspace_diff(task.input_tree, root / "workspace")
+    assert workspace_diff(task.input_tree, root / "workspace", known) == full

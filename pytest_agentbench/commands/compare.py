@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.report.table import format_table
+
 HELP = "compare two runs task by task (paired) and check gates: exit 0 pass, 1 fail, 2 undetermined"
 
 
@@ -57,8 +59,6 @@ def _number(value: float | None, kind: str) -> str:
 
 
 def render(comparison: Any) -> list[str]:
-    from tabulate import tabulate
-
     from pytest_agentbench.compare import RATE_METRICS, RATIO_METRICS
 
     rows = [
@@ -73,7 +73,7 @@ def render(comparison: Any) -> list[str]:
     ]
     headers = ["task", "repeats", "d first", "d final", "tokens ratio"]
     lines = [f"base {comparison.base}  vs  candidate {comparison.candidate}", ""]
-    lines += tabulate(rows, headers=headers, disable_numparse=True).splitlines()
+    lines += format_table(headers, rows, right={1, 2, 3, 4})
     lines.append("")
     for metric in RATE_METRICS + RATIO_METRICS:
         s = comparison.suite[metric]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_agentbench.report.table import format_table
+
 MAX_ROWS = 400
 
 
@@ -28,8 +30,6 @@ def _stat(stat: dict[str, Any], digits: int) -> str:
 
 def render(report: dict[str, Any]) -> list[str]:
     """Lines for pytest's terminal summary."""
-    from tabulate import tabulate
-
     rows = []
     for task in report["tasks"][:MAX_ROWS]:
         rows.append(
@@ -41,7 +41,7 @@ def render(report: dict[str, Any]) -> list[str]:
                 _num(task["flip_rate"]),
             ]
         )
-    lines = tabulate(rows, headers=["task", "outcomes", "first", "final", "flip"]).splitlines()
+    lines = format_table(["task", "outcomes", "first", "final", "flip"], rows, right={2, 3, 4})
     hidden = len(report["tasks"]) - MAX_ROWS
     if hidden > 0:
         lines.append(f"... {hidden} more tasks (see --agentbench-json)")

@@ -231,11 +231,35 @@ class Task:
     def content_hash(self) -> str:
         """The fixture hash computed from the task's content (builds its trees)."""
         expected = self.expected_tree
+        inputs = as_mapping(self.input_tree)
+        outputs = as_mapping(expected) if expected is not None else None
+        if outputs is not None:  # both trees are in hand: spare unchanged_paths reading them
+            self.__dict__.setdefault("unchanged_paths", _same_bytes(inputs, outputs))
         return fixture_hash(
             self.prompt,
-            as_mapping(self.input_tree),
-            as_mapping(expected) if expected is not None else None,
+            inputs,
+            outputs,
             self.verifier.read_bytes() if self.verifier is not None else None,
+        )
+
+    @cached_property
+    def unchanged_paths(self) -> frozenset[str]:
+        """Files the input and expected trees hold with the same bytes.
+
+        A workspace file found equal to the expected tree at such a path equals the input too,
+        so the final diff need not read it again (most tasks change a few files of many).
+        """
+        expected = self.expected_tree
+        if expected is None:
+            return frozenset()
+        source = self.input_tree
+        wanted = set(expected.paths())
+        return frozenset(
+            rel
+            for rel in source.paths()
+            if rel in wanted
+            and source.size(rel) == expected.size(rel)
+            and _same_file(source, expected, rel)
         )
 
     def apply_reference(self, workspace: Path) -> None:
@@ -257,6 +281,19 @@ def tree_dirs(tree: Tree) -> frozenset[str]:
         parts = rel.split("/")[:-1]
         dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
     return frozenset(dirs)
+
+
+def _same_bytes(left: Mapping[str, bytes], right: Mapping[str, bytes]) -> frozenset[str]:
+    return frozenset(rel for rel, data in left.items() if right.get(rel) == data)
+
+
+def _same_file(left: Tree, right: Tree, rel: str) -> bool:
+    source = left.open_source(rel)
+    return (
+        file_matches(right, rel, source)
+        if source is not None
+        else left.read(rel) == right.read(rel)
+    )
 
 
 def file_matches(tree: Tree, rel: str, path: str) -> bool:
