@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.core import Benchmark, Context, Target, check
+from pytest_agentbench.filework import wait_for_file_work
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.sandbox.limits import SandboxLimits
-from pytest_agentbench.sandbox.remover import wait_for_removals
 from pytest_agentbench.tasks.model import MemoryTree, Task, materialize
 
 NOOP = ["/bin/sh", "-c", ":"]
@@ -103,7 +103,7 @@ def _per_trial_ms(action: Callable[[], None], trials: int) -> float:
     start = time.perf_counter()
     for _ in range(trials):
         action()
-    wait_for_removals()  # a sandbox that removes in the background pays for it here
+    wait_for_file_work()  # a sandbox that removes in the background pays for it here
     return (time.perf_counter() - start) / trials * 1000
 
 

@@ -77,9 +77,9 @@ def _validate_agent_name(config: pytest.Config, name: str) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if config.stash.get(ACTIVE_KEY, False):
-        from pytest_agentbench.sandbox.remover import wait_for_removals
+        from pytest_agentbench.filework import wait_for_file_work
 
-        wait_for_removals()  # no trial directory outlives the session
+        wait_for_file_work()  # every artifact written, no trial directory left, at the end
     from pytest_agentbench.runs import RESUME_NAME, SHARD_NAME, WRITER_NAME
 
     for name in (REPORTER_NAME, RELAY_NAME, WRITER_NAME, RESUME_NAME, SHARD_NAME):

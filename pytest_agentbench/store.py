@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
+from pytest_agentbench.filework import wait_for_file_work, write_later
 from pytest_agentbench.fixtures import REPORT_ATTRIBUTE
 from pytest_agentbench.settings import Settings
 
@@ -233,6 +234,7 @@ class RunWriter:
             "tasks": dict(previous.get("tasks") or {}),
         }
         self.observations: Any = None  # the open observations.jsonl, during the session
+        self.artifact_failures: list[str] = []  # artifact files that could not be written
         self.synced_at = time.monotonic()
 
     @property
@@ -268,10 +270,10 @@ class RunWriter:
         self.synced_at = time.monotonic()
 
     def _write_artifacts(self, task_id: str, repeat: int, artifacts: dict[str, str]) -> None:
+        """Handed to the file helper: the observation line is what must not wait."""
         trial_dir = self.directory / TRIALS_DIR / trial_dir_name(task_id, repeat)
-        trial_dir.mkdir(parents=True, exist_ok=True)
         for name, text in artifacts.items():
-            (trial_dir / Path(name).name).write_text(text, encoding="utf-8")
+            write_later(trial_dir / Path(name).name, text.encode())
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -283,6 +285,7 @@ class RunWriter:
         finally:
             self.observations.close()
             self.observations = None
+            self.artifact_failures = wait_for_file_work()
 
     @pytest.hookimpl
     def pytest_agentbench_report_json(self, config: pytest.Config, report: dict[str, Any]) -> None:
@@ -306,3 +309,5 @@ class RunWriter:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         terminalreporter.write_line(f"agentbench run directory: {self.directory}")
+        for failure in self.artifact_failures:
+            terminalreporter.write_line(f"agentbench artifacts: {failure}", red=True)

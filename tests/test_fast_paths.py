@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentbench import grading
+from pytest_agentbench.filework import remove_later, wait_for_file_work, write_later
 from pytest_agentbench.grading import compare_tree, strip_trailing_newlines, trimmed_length
 from pytest_agentbench.report.document import write_report
 from pytest_agentbench.sandbox.base import run_process_group
-from pytest_agentbench.sandbox.remover import remove_later, wait_for_removals
 from pytest_agentbench.tasks.model import DirTree, MemoryTree, replace_with
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -122,31 +122,68 @@ def test_removed_later_is_gone_after_waiting(tmp_path):
         (victim / "a" / "file").write_text("x")
     for victim in victims:
         remove_later(victim)
-    wait_for_removals()
+    wait_for_file_work()
     assert not any(victim.exists() for victim in victims)
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.binary(max_size=20_000), min_size=1, max_size=8))
+def test_written_later_holds_the_bytes_after_waiting(tmp_path_factory, contents):
+    root = tmp_path_factory.mktemp("artifacts")
+    targets = [root / f"trial-{n}" / "out.bin" for n in range(len(contents))]
+    for target, data in zip(targets, contents, strict=True):
+        write_later(target, data)
+    wait_for_file_work()
+    assert [target.read_bytes() for target in targets] == contents
+
+
+def test_a_write_the_helper_cannot_make_is_reported_naming_the_file(tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    write_later(blocker / "diff.patch", b"lost")
+    write_later(tmp_path / "ok" / "diff.patch", b"kept")
+    failures = wait_for_file_work()
+    assert len(failures) == 1 and failures[0].startswith(f"could not write {blocker}/diff.patch")
+    assert (tmp_path / "ok" / "diff.patch").read_bytes() == b"kept"
+    assert wait_for_file_work() == []  # each failure is told once
+
+
+def test_a_killed_helper_is_replaced_by_writing_in_place(tmp_path):
+    from pytest_agentbench import filework
+
+    write_later(tmp_path / "a" / "first.txt", b"1")
+    helper = filework._worker.process
+    assert helper is not None
+    helper.kill()
+    helper.wait()
+    write_later(tmp_path / "b" / "second.txt", b"2")  # the pipe is broken: written here
+    assert (tmp_path / "b" / "second.txt").read_bytes() == b"2"
+    write_later(tmp_path / "b" / "second.txt" / "x", b"3")  # cannot be written, in place too
+    [failure] = wait_for_file_work()
+    assert failure.startswith(f"could not write {tmp_path}/b/second.txt/x: ")
+
+
 def test_a_killed_removal_helper_is_replaced_by_removing_in_place(tmp_path):
-    from pytest_agentbench.sandbox import remover
+    from pytest_agentbench import filework
 
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
     remove_later(first)
-    helper = remover._remover.process
+    helper = filework._worker.process
     assert helper is not None
     helper.kill()
     helper.wait()
     remove_later(second)  # the write fails: removed here instead
-    wait_for_removals()
+    wait_for_file_work()
     assert not second.exists()
     remove_later(first)  # and the next removal starts a new helper
-    wait_for_removals()
+    wait_for_file_work()
     assert not first.exists()
 
 
 def test_a_forked_child_does_not_keep_the_parents_helper_waiting(tmp_path):
-    from pytest_agentbench.sandbox import remover
+    from pytest_agentbench import filework
 
     victim = tmp_path / "trial"
     victim.mkdir()
@@ -160,7 +197,7 @@ def test_a_forked_child_does_not_keep_the_parents_helper_waiting(tmp_path):
     os.close(read_end)
     try:
         started = time.monotonic()
-        remover.stop_removals()  # the helper sees EOF although the child still runs
+        filework.stop_file_work()  # the helper sees EOF although the child still runs
         assert time.monotonic() - started < 10
         assert not victim.exists()
     finally:

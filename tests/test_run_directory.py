@@ -94,6 +94,22 @@ def test_run_directory_holds_every_trial(
     assert {p.name for p in trial.iterdir()} == {"diff.patch"}
 
 
+def test_artifacts_that_cannot_be_written_are_reported_and_lose_no_trial(
+    pytester: pytest.Pytester, suite: Path
+) -> None:
+    trials = pytester.path / "run" / "trials"
+    trials.mkdir(parents=True)
+    for name in ("t01-r0", "t01-r1"):  # files where the trials' directories belong
+        (trials / name).write_text("in the way")
+    result = pytester.runpytest_subprocess(*BASE, "--agentbench-dir=run", "-k", "t01 or t02")
+    reported = [line for line in result.outlines if "agentbench artifacts: " in line]
+    assert len(reported) == 2
+    assert all(f"could not write {trials}/t01-r" in line for line in reported)
+    observations, _ = read_observations(pytester.path / "run" / "observations.jsonl")
+    assert len(observations) == 4
+    assert all((trials / f"t02-r{r}" / "diff.patch").exists() for r in range(2))
+
+
 def test_default_run_directory_is_under_agentbench_runs(
     pytester: pytest.Pytester, suite: Path
 ) -> None:

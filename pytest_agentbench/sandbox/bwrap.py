@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.filework import remove_later
 from pytest_agentbench.sandbox.base import (
     ProcessResult,
     Sandbox,
@@ -27,7 +28,6 @@ from pytest_agentbench.sandbox.base import (
 )
 from pytest_agentbench.sandbox.cgroup import TrialCgroup, create_trial_cgroup
 from pytest_agentbench.sandbox.limits import SandboxLimits
-from pytest_agentbench.sandbox.remover import remove_later
 from pytest_agentbench.tasks.model import Task, materialize
 
 INNER_WORKSPACE = "/workspace"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pytest_agentbench.filework import remove_later
 from pytest_agentbench.sandbox.base import (
     ProcessResult,
     Sandbox,
@@ -12,7 +13,6 @@ from pytest_agentbench.sandbox.base import (
     make_trial_root,
     run_process_group,
 )
-from pytest_agentbench.sandbox.remover import remove_later
 from pytest_agentbench.tasks.model import Task, materialize
 
 
