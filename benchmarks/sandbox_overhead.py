@@ -28,6 +28,7 @@ from typing import Any
 
 from benchmarks.core import Benchmark, Context, Target, check
 from pytest_agentbench.filework import wait_for_file_work
+from pytest_agentbench.sandbox import home_parent
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.tasks.model import MemoryTree, Task, materialize
@@ -114,12 +115,15 @@ def _cases(task: Task) -> tuple[dict[str, tuple[SandboxProvider, Callable[[], No
 
     limits = SandboxLimits()
     cases: dict[str, tuple[SandboxProvider, Callable[[], None]]] = {
-        "tmp": (TmpProvider(), _bare_copy(task, _spawn_plain))
+        "tmp": (TmpProvider(home_parent("auto")), _bare_copy(task, _spawn_plain))
     }
     missing: dict[str, str] = {}
     reason = bwrap_works()
     if reason is None:
-        cases["bwrap"] = (BwrapProvider(limits), _bare_copy(task, _spawn_bwrap))
+        cases["bwrap"] = (
+            BwrapProvider(limits, home_parent("auto")),
+            _bare_copy(task, _spawn_bwrap),
+        )
     else:
         missing["bwrap"] = reason
     try:

@@ -25,6 +25,7 @@ from pytest_agentbench.settings import (
 
 GROUP = "agentbench"
 SANDBOX_CHOICES = ("auto", "tmp", "bwrap", "docker")
+AGENT_HOME_CHOICES = ("auto", "disk")
 
 
 def _add(
@@ -149,6 +150,15 @@ def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
         "sandbox_pids",
         f"process limit per trial, docker and bwrap (default {DEFAULT_PIDS})",
     )
+    _add(
+        parser,
+        group,
+        "--agent-home",
+        "agent_home",
+        f"{'|'.join(AGENT_HOME_CHOICES)}: where the agent's private HOME (its config, the "
+        "prompt, TMPDIR) lives, tmp and bwrap (default auto: in memory, /dev/shm, when it has "
+        "2 GiB free and allows exec; else beside the workspace, as disk always does)",
+    )
 
 
 def _add_run_options(parser: pytest.Parser, group: Any) -> None:
@@ -243,6 +253,11 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         raise pytest.UsageError(
             f"--sandbox {sandbox!r}: unknown sandbox; choose one of {', '.join(SANDBOX_CHOICES)}"
         )
+    agent_home = str(_value(config, "agent_home", "auto"))
+    if agent_home not in AGENT_HOME_CHOICES:
+        raise pytest.UsageError(
+            f"--agent-home {agent_home!r}: choose one of {', '.join(AGENT_HOME_CHOICES)}"
+        )
     json_raw = _value(config, "json_path", None)
     opts = parse_agent_opts(list(config.getini("agentbench_agent_opt") or []))
     opts.update(parse_agent_opts(config.getoption("agent_opt") or []))
@@ -261,5 +276,6 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         seed=parse_int("--agentbench-seed", _value(config, "seed", 0), 0),
         sandbox=sandbox,
         docker_image=_value(config, "docker_image", None),
+        agent_home=agent_home,
         sandbox_limits=sandbox_limits_from_config(config, sandbox),
     )

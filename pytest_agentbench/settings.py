@@ -33,6 +33,7 @@ class Settings:
     sandbox: str = "auto"
     docker_image: str | None = None
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
+    agent_home: str = "auto"  # where agents' homes live; measures nothing, so no identity
 
     def timeout_for(self, task_timeout: float) -> float:
         return self.agent_timeout if self.agent_timeout is not None else task_timeout

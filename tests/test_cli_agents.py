@@ -296,6 +296,6 @@ def test_codex_turns_its_own_sandbox_off_where_namespaces_are_unavailable(
     chosen.use_sandbox(_NoNamespaces())
     assert 'sandbox_mode="read-only"' in chosen.command("p", None, paths)
     default = make(CodexAgent)
-    default.use_sandbox(TmpProvider())
+    default.use_sandbox(TmpProvider(None))
     assert default.run_binary == "/bin/true"
     assert 'sandbox_mode="workspace-write"' in default.command("p", None, paths)

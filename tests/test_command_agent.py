@@ -53,6 +53,51 @@ def test_environment_and_prompt_file(pytester, monkeypatch) -> None:
     assert "AGENTBENCH_FEEDBACK_FILE" not in env
 
 
+@pytest.mark.parametrize("agent_home", ["auto", "disk"])
+def test_private_home_in_memory_or_beside_the_workspace(pytester, monkeypatch, agent_home):
+    from pytest_agentbench.sandbox import home_parent
+
+    root = pytester.path / "tasks"
+    write_task(root, "home-task", {"a.txt": "1\n"}, {"a.txt": "1\n"})
+    out = pytester.path / "out"
+    out.mkdir()
+    monkeypatch.setenv("OUT", str(out))
+    script = (
+        "import json, os, stat, sys; home = os.environ['HOME']; "
+        "open(os.path.join(os.environ['TMPDIR'], 'scratch'), 'w').close(); "
+        "facts = dict(home=home, workspace=os.getcwd(), mode=stat.S_IMODE(os.stat(home).st_mode),"
+        " tmp_in_home=os.path.dirname(os.environ['TMPDIR']) == home); "
+        "json.dump(facts, open(os.path.join(os.environ['OUT'], os.environ['AGENTBENCH_REPEAT']),"
+        " 'w'))"
+    )
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--sandbox=tmp",
+        f'--agent-cmd={sys.executable} -c "{script}"',
+        "--agent-opt=env=OUT",
+        f"--agent-home={agent_home}",
+        f"--tasks={root}",
+        "--repeats=2",
+    )
+    result.assert_outcomes(passed=2)
+    facts = [json.loads((out / name).read_text()) for name in ("0", "1")]
+    memory = home_parent(agent_home)
+    for fact in facts:
+        assert fact["tmp_in_home"]
+        if memory:
+            assert Path(fact["home"]).parent == Path(memory)
+            assert fact["mode"] == 0o700  # other users of /dev/shm cannot look in
+        else:
+            assert Path(fact["home"]) == Path(fact["workspace"]).parent / "home"
+        assert not Path(fact["home"]).exists()  # removed with the trial
+    assert facts[0]["home"] != facts[1]["home"]
+
+
+def test_agent_home_choices_are_checked(pytester) -> None:
+    result = pytester.runpytest_subprocess("--agent=mock", "--agent-home=ram")
+    result.stderr.fnmatch_lines(["*--agent-home 'ram': choose one of auto, disk*"])
+
+
 def test_nonzero_exit_fails_even_with_the_right_tree(pytester) -> None:
     root = pytester.path / "tasks"
     write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})

@@ -304,3 +304,10 @@ def test_tables_align_columns_under_a_rule() -> None:
         "t1         5.0%",
         "task-22  100.0%",
     ]
+
+
+def test_memory_dir_needs_the_room_asked_for() -> None:
+    from pytest_agentbench.sandbox.base import memory_dir
+
+    assert memory_dir(1 << 62) is None  # more than any machine has
+    assert memory_dir() in ("/dev/shm", None)

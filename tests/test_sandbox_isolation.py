@@ -1,10 +1,11 @@
 """An adversarial command agent tries to break out of each sandbox, for real.
 
 It tries to read the task's verifier and a sibling task's expected tree, a secret file in the
-operator's home and a secret environment variable, to write outside its workspace, to leave a
-process running after the trial, to fork without bound and to take more memory than allowed.
-Under bwrap and docker every attempt must fail or be contained; under tmp the same tests assert
-the leaks, so what the docs say about tmp stays true. Each trial must still be graded normally.
+operator's home, other trials' homes and a secret environment variable, to write outside its
+workspace, to leave a process running after the trial, to fork without bound and to take more
+memory than allowed. Under bwrap and docker every attempt must fail or be contained; under tmp
+the same tests assert the leaks, so what the docs say about tmp stays true. Each trial must
+still be graded normally.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from pytest_agentbench.sandbox import home_parent
 
 from conftest import TEST_IMAGE, our_containers, skip_unless_sandbox
 
@@ -51,6 +54,10 @@ found["expected"] = read(paths["expected"])
 found["verifier"] = read(paths["verifier"])
 found["home_secret"] = read(paths["home_secret"])
 found["env"] = os.environ.get(paths["secret_env"])
+found["shared_homes"] = [
+    name for name in (os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else [])
+    if name.startswith("agentbench-")
+]
 found["proc_env"] = False
 for pid in os.listdir("/proc"):
     if pid.isdigit():
@@ -188,6 +195,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
             assert found["verifier"] is not None
             assert found["home_secret"] == HOME_SECRET
             assert found["proc_env"] is True
+            assert bool(found["shared_homes"]) == bool(home_parent("auto"))  # its own at least
             assert found["forked"] == FORK_ATTEMPTS
             assert found["memory_exit"] == 0
         assert escaped
@@ -198,6 +206,7 @@ def test_adversarial_agent(pytester: pytest.Pytester, kind: str, dist: list[str]
         assert found["verifier"] is None
         assert found["home_secret"] is None
         assert found["env"] is None
+        assert found["shared_homes"] == []  # no trial's home, when homes live in memory
         assert found["proc_env"] is False
         assert found["forked"] < PIDS_LIMIT
         assert found["memory_exit"] != 0

@@ -6,12 +6,19 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_agentbench.sandbox.base import SandboxProvider
+from pytest_agentbench.sandbox.base import SandboxProvider, memory_dir
 
 if TYPE_CHECKING:  # settings imports sandbox.limits, which would import this package first
     from pytest_agentbench.settings import Settings
 
 PROVIDER_KEY = pytest.StashKey[SandboxProvider]()
+HOME_MEMORY_MIN_FREE = 2 << 30  # an agent's caches may grow; a container's 64 MB never qualifies
+
+
+def home_parent(agent_home: str) -> str | None:
+    """Where tmp and bwrap make agents' homes: memory for --agent-home=auto when there is room
+    (three small files and directories per command trial, each a wait on many disks)."""
+    return memory_dir(HOME_MEMORY_MIN_FREE) if agent_home == "auto" else None
 
 
 def make_provider(settings: Settings) -> SandboxProvider:
@@ -25,18 +32,19 @@ def make_provider(settings: Settings) -> SandboxProvider:
         from pytest_agentbench.sandbox.docker import DockerProvider
 
         return DockerProvider(limits, settings.docker_image)
+    homes = home_parent(settings.agent_home)
     if kind == "tmp":
-        return TmpProvider()
+        return TmpProvider(homes)
     reason = bwrap_works()
     if reason is None:
-        return BwrapProvider(limits)
+        return BwrapProvider(limits, homes)
     if kind == "bwrap":
         raise pytest.UsageError(f"--sandbox=bwrap: {reason}; or choose --sandbox=docker/tmp")
     if limits.network == "none":
         raise pytest.UsageError(
             f"--agentbench-network=none: --sandbox=auto found no isolating sandbox ({reason})"
         )
-    return TmpProvider(fallback_reason=reason)
+    return TmpProvider(homes, fallback_reason=reason)
 
 
 def provider_for(config: pytest.Config, settings: Settings) -> SandboxProvider:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pytest_agentbench.filework import remove_later
 from pytest_agentbench.tasks.model import Task
 
 OUTPUT_TAIL = 64 * 1024
@@ -41,35 +42,57 @@ class Sandbox(ABC):
     kind: str
     workspace: Path  # host path the grader reads
     inner_workspace: str  # the same directory as the agent process sees it
-    inner_home: str
-    root: Path  # host directory holding workspace/ and home/
+    root: Path  # host directory holding workspace/ (and home/ when it is not in memory)
 
-    def _lay_out(self, root: Path, inner_workspace: str, inner_home: str) -> None:
-        """Place workspace/ and home/ under root; the agent sees them at the inner paths.
+    def _lay_out(
+        self,
+        root: Path,
+        inner_workspace: str,
+        inner_home: str | None,
+        home_parent: str | None = None,
+    ) -> None:
+        """Place workspace/ under root; the agent sees it at inner_workspace, and its private
+        home at inner_home (None: at the host path, for sandboxes that do not remap paths).
 
-        home/ is made when first asked for (an adapter writing its config or prompt, or the
+        The home is made when first asked for (an adapter writing its config or prompt, or the
         sandbox starting a process): agents that run no process (mock, oracle) never need it,
-        and on many disks a directory costs more than the rest of such a trial.
+        and on many disks a directory costs more than the rest of such a trial. It is made in
+        home_parent, a memory-backed directory, when the provider chose one (memory_dir).
         """
         self.root = root
         self.workspace = root / "workspace"
         self.workspace.mkdir(exist_ok=True)
-        self._home = root / "home"
-        self._home_made = False
+        self._home: Path | None = None
+        self._home_parent = home_parent
         self.inner_workspace = inner_workspace
-        self.inner_home = inner_home
+        self._inner_home = inner_home
 
     @property
     def home(self) -> Path:
         """Host path of the private home/config directory, made on first use."""
         return self.make_home()
 
+    @property
+    def inner_home(self) -> str:
+        """The private home as the agent process sees it."""
+        return self._inner_home if self._inner_home is not None else str(self.home)
+
     def make_home(self) -> Path:
-        """Make home/ if it is not there yet; a sandbox calls it before starting a process."""
-        if not self._home_made:
-            self._home.mkdir(exist_ok=True)
-            self._home_made = True
+        """Make the home if it is not there yet; a sandbox calls it before starting a process."""
+        if self._home is None:
+            if self._home_parent is not None:  # private (0700) and unguessable in a shared dir
+                prefix = f"{self.root.name}-home-"
+                self._home = Path(tempfile.mkdtemp(prefix=prefix, dir=self._home_parent))
+            else:
+                self._home = self.root / "home"
+                self._home.mkdir()
         return self._home
+
+    def _remove_files_later(self) -> None:
+        """Hand the trial's directories to the file helper (the processes are gone)."""
+        remove_later(self.root)
+        if self._home is not None and self._home_parent is not None:
+            remove_later(self._home)
 
     @abstractmethod
     def run(
@@ -122,6 +145,20 @@ class SandboxProvider(ABC):
         the first trial. tmp and bwrap see the host's files (bwrap exposes the program's
         install dir by itself), so the program runs where it is."""
         return program
+
+
+def memory_dir(min_free: int = 0) -> str | None:
+    """/dev/shm when it is a directory this process may write and run programs from, with at
+    least min_free bytes free; None elsewhere (no such mount, mounted noexec, a container's
+    small default)."""
+    shm = "/dev/shm"
+    try:
+        stats = os.statvfs(shm)
+    except OSError:
+        return None
+    usable = os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK)
+    flags_ok = not stats.f_flag & (os.ST_NOEXEC | os.ST_RDONLY)
+    return shm if usable and flags_ok and stats.f_bavail * stats.f_frsize >= min_free else None
 
 
 def make_trial_root(trial_id: str) -> Path:

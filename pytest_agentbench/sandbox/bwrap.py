@@ -18,12 +18,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.filework import remove_later
 from pytest_agentbench.sandbox.base import (
     ProcessResult,
     Sandbox,
     SandboxProvider,
     make_trial_root,
+    memory_dir,
     run_process_group,
 )
 from pytest_agentbench.sandbox.cgroup import TrialCgroup, create_trial_cgroup
@@ -104,14 +104,6 @@ def stage_etc(target: Path) -> None:
         except (OSError, shutil.Error):
             continue  # unreadable parts stay out, as they were unreadable through a bind
     target.chmod(0o755)
-
-
-def scratch_dir() -> str | None:
-    """A memory-backed directory for the staged /etc when there is one (/dev/shm): its 700
-    symlinks cost 15 ms there and 0.2 to 0.5 s on a disk that waits for each; else the default
-    temp directory."""
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def _covered(path: Path) -> bool:
@@ -197,7 +189,7 @@ class BwrapSandbox(Sandbox):
 
     def __init__(self, provider: BwrapProvider, root: Path, trial_name: str) -> None:
         self.provider = provider
-        self._lay_out(root, INNER_WORKSPACE, INNER_HOME)
+        self._lay_out(root, INNER_WORKSPACE, INNER_HOME, provider.home_parent)
         limits = provider.limits
         self.cgroup: TrialCgroup | None = None
         if provider.use_cgroups:
@@ -252,14 +244,15 @@ class BwrapSandbox(Sandbox):
     def close(self) -> None:
         if self.cgroup is not None:
             self.cgroup.remove()
-        remove_later(self.root)  # the processes are gone; the files need not wait
+        self._remove_files_later()
 
 
 class BwrapProvider(SandboxProvider):
     kind = "bwrap"
 
-    def __init__(self, limits: SandboxLimits) -> None:
+    def __init__(self, limits: SandboxLimits, home_parent: str | None) -> None:
         self.limits = limits
+        self.home_parent = home_parent  # a memory-backed directory for the agents' homes
         self.binary = shutil.which("bwrap") or "bwrap"
         self.hidden = [Path.home().resolve(), Path.cwd().resolve()]
         self._exposed: dict[tuple[tuple[str, ...], str | None], list[Path]] = {}
@@ -274,7 +267,7 @@ class BwrapProvider(SandboxProvider):
         """The runtime and the staged /etc, staged when the first agent process starts: runs
         that start none (--collect-only, the mock and oracle agents) never pay for it."""
         if self._runtime_binds is None:
-            etc = Path(tempfile.mkdtemp(prefix="agentbench-etc-", dir=scratch_dir()))
+            etc = Path(tempfile.mkdtemp(prefix="agentbench-etc-", dir=memory_dir()))
             atexit.register(shutil.rmtree, etc, ignore_errors=True)
             stage_etc(etc)
             self._runtime_binds = [*_runtime_binds(), "--ro-bind", str(etc), "/etc"]
@@ -306,6 +299,7 @@ class BwrapProvider(SandboxProvider):
             "pids_limit": self.limits.pids if enforced else None,
             "memory_limit": self.limits.memory if enforced else None,
             "limits_note": None if enforced else "no writable cgroup: pids/memory not limited",
+            "agent_home": self.home_parent or "trial directory",
         }
 
     def warning(self) -> str | None:

@@ -165,7 +165,7 @@ class DockerSandbox(Sandbox):
 
     def __init__(self, provider: DockerProvider, root: Path, container: Any) -> None:
         self.provider = provider
-        self._lay_out(root, INNER_WORKSPACE, INNER_HOME)
+        self._lay_out(root, INNER_WORKSPACE, INNER_HOME)  # home beside it: the engine mounts it
         self.container = container
         self.script = root / ROUND_SCRIPT_NAME
         self.rounds = 0

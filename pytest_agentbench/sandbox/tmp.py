@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from pytest_agentbench.filework import remove_later
 from pytest_agentbench.sandbox.base import (
     ProcessResult,
     Sandbox,
@@ -21,8 +21,8 @@ class TmpSandbox(Sandbox):
 
     kind = "tmp"
 
-    def __init__(self, root: Path) -> None:
-        self._lay_out(root, str(root / "workspace"), str(root / "home"))
+    def __init__(self, root: Path, home_parent: str | None) -> None:
+        self._lay_out(root, str(root / "workspace"), None, home_parent)
 
     def run(
         self,
@@ -36,19 +36,23 @@ class TmpSandbox(Sandbox):
         return run_process_group(argv, env=env, cwd=cwd or self.inner_workspace, timeout=timeout)
 
     def close(self) -> None:
-        remove_later(self.root)
+        self._remove_files_later()
 
 
 class TmpProvider(SandboxProvider):
     kind = "tmp"
 
-    def __init__(self, fallback_reason: str | None = None) -> None:
+    def __init__(self, home_parent: str | None, fallback_reason: str | None = None) -> None:
+        self.home_parent = home_parent  # a memory-backed directory for the agents' homes
         self.fallback_reason = fallback_reason  # why --sandbox=auto could not isolate
 
     def create(self, task: Task, trial_id: str) -> Sandbox:
-        sandbox = TmpSandbox(make_trial_root(trial_id))
+        sandbox = TmpSandbox(make_trial_root(trial_id), self.home_parent)
         materialize(task.input_tree, sandbox.workspace)
         return sandbox
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "agent_home": self.home_parent or "trial directory"}
 
     def warning(self) -> str | None:
         why = f" (auto: {self.fallback_reason})" if self.fallback_reason else ""
