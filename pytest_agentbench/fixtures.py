@@ -44,9 +44,12 @@ def make_agent(config: pytest.Config, settings: Settings) -> Agent:
 
 
 def process_agent(config: pytest.Config, settings: Settings) -> Agent:
-    """This process's agent, made once and shared by the fixtures, header and reporter."""
+    """This process's agent, made once and shared by the fixtures, header and reporter; it
+    learns its sandbox before anyone asks either of them anything."""
     if AGENT_KEY not in config.stash:
-        config.stash[AGENT_KEY] = make_agent(config, settings)
+        agent = make_agent(config, settings)
+        agent.use_sandbox(provider_for(config, settings))
+        config.stash[AGENT_KEY] = agent
     return config.stash[AGENT_KEY]
 
 
@@ -67,9 +70,7 @@ def agentbench_sandbox_provider(
     pytestconfig: pytest.Config, agentbench_settings: Settings, agentbench_agent: Agent
 ) -> SandboxProvider:
     """Makes a fresh sandbox per trial, as chosen by --sandbox, with what the agent needs."""
-    provider = provider_for(pytestconfig, agentbench_settings)
-    agentbench_agent.use_sandbox(provider)
-    return provider
+    return provider_for(pytestconfig, agentbench_settings)
 
 
 @pytest.fixture

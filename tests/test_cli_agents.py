@@ -289,13 +289,18 @@ def test_codex_turns_its_own_sandbox_off_where_namespaces_are_unavailable(
     paths: TrialPaths,
 ) -> None:
     codex = make(CodexAgent)
-    codex.use_sandbox(_NoNamespaces())
+    codex.use_sandbox(_NoNamespaces(None))
     assert codex.run_binary == "/inside/true"
     assert 'sandbox_mode="danger-full-access"' in codex.command("p", None, paths)
     chosen = make(CodexAgent, sandbox="read-only")
-    chosen.use_sandbox(_NoNamespaces())
+    chosen.use_sandbox(_NoNamespaces(None))
     assert 'sandbox_mode="read-only"' in chosen.command("p", None, paths)
-    default = make(CodexAgent)
-    default.use_sandbox(TmpProvider(None))
+    default, on_host = make(CodexAgent), TmpProvider("/dev/shm")
+    default.use_sandbox(on_host)
     assert default.run_binary == "/bin/true"
     assert 'sandbox_mode="workspace-write"' in default.command("p", None, paths)
+    assert on_host.home_parent is None  # its own sandbox's fresh /dev would hide the home
+    outer = make(CodexAgent, sandbox="danger-full-access")
+    kept = TmpProvider("/dev/shm")
+    outer.use_sandbox(kept)
+    assert kept.home_parent == "/dev/shm"

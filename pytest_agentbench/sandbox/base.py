@@ -85,7 +85,7 @@ class Sandbox(ABC):
                 self._home = Path(tempfile.mkdtemp(prefix=prefix, dir=self._home_parent))
             else:
                 self._home = self.root / "home"
-                self._home.mkdir()
+                self._home.mkdir(exist_ok=True)  # root is private: a home/ there is ours
         return self._home
 
     def _remove_files_later(self) -> None:
@@ -127,6 +127,12 @@ class SandboxProvider(ABC):
     kind: str
     # Whether agent processes may create namespaces, as a CLI's own sandbox (codex) does.
     nested_sandbox: bool = True
+    home_parent: str | None = None  # a memory-backed directory for agents' homes (memory_dir)
+
+    def keep_homes_on_disk(self) -> None:
+        """For an agent whose own sandbox mounts a fresh /dev (codex's does) over the host's
+        paths: a home in /dev/shm would vanish from its tools. Asked before the first trial."""
+        self.home_parent = None
 
     @abstractmethod
     def create(self, task: Task, trial_id: str) -> Sandbox:
