@@ -73,6 +73,11 @@ class TaskItem(pytest.Function):
             agentbench_settings,
         )
 
+    @property
+    def ihook(self) -> Any:
+        """Its collector's hooks (for a directory task: those of the directory holding it)."""
+        return self.parent.ihook if self.parent is not None else super().ihook
+
     def setup(self) -> None:
         if self.reused is None:  # a reused trial needs no sandbox, no agent
             super().setup()
@@ -138,6 +143,12 @@ class TaskDirectory(pytest.File):
     A File, not a Directory, for pytest: a task directory is data, so pytest neither looks in
     it for conftest.py files nor walks it, and ``--lf`` skips the tasks that did not fail.
     """
+
+    @property
+    def ihook(self) -> Any:
+        """The hooks of the directory holding the task: pytest loads conftest.py files per
+        directory collected, and a task directory is never collected as one."""
+        return self.session.gethookproxy(self.path.parent)
 
     def collect(self) -> Iterator[TaskItem]:
         try:

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import select
+import tempfile
 import time
 from pathlib import Path
 
@@ -311,3 +312,37 @@ def test_memory_dir_needs_the_room_asked_for() -> None:
 
     assert memory_dir(1 << 62) is None  # more than any machine has
     assert memory_dir() in ("/dev/shm", None)
+
+
+@pytest.mark.parametrize(
+    ("agent", "agent_home"), [("mock", "auto"), ("mock", "disk"), ("command", "auto")]
+)
+def test_trials_of_agents_without_processes_live_in_memory(pytester, agent, agent_home) -> None:
+    """mock and oracle trials hold only the task's trees: they go where homes go (memory when
+    there is room); an agent that starts processes keeps its workspace on disk."""
+    from pytest_agentbench.sandbox import home_parent
+
+    from conftest import simple_tasks
+
+    pytester.makeconftest(
+        "def pytest_runtest_call(item):\n"
+        "    with open('workspaces.txt', 'a') as out:\n"
+        "        print(item.funcargs['agentbench_sandbox'].workspace, file=out)\n"
+    )
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    result = pytester.runpytest_subprocess(
+        f"--agent={agent}",
+        "--agent-cmd=true",
+        "--sandbox=tmp",
+        f"--agent-home={agent_home}",
+        f"--tasks={tasks}",
+        "--agentbench-dir=run",
+    )
+    assert result.ret in (0, 1)
+    memory = home_parent(agent_home) if agent == "mock" else None
+    expected_parent = Path(memory) if memory else Path(tempfile.gettempdir())
+    seen = [Path(line) for line in (pytester.path / "workspaces.txt").read_text().split()]
+    assert len(seen) == 2
+    assert all(w.parent.parent == expected_parent and not w.exists() for w in seen)
+    sandbox = json.loads((pytester.path / "run" / "run.json").read_text())["sandbox"]
+    assert sandbox["trial_directories"] == (memory or "temp directory")

@@ -372,3 +372,17 @@ def test_a_conftest_inside_a_task_is_data_not_a_plugin(pytester) -> None:
     result = run(pytester, "--agent=oracle", "--repeats=2", f"--tasks={tasks}")
     result.assert_outcomes(passed=6)
     assert not list(pytester.path.glob("*.ran"))
+
+
+def test_conftest_hooks_beside_the_tasks_apply_to_every_trial(pytester) -> None:
+    """Hooks of a conftest.py above the task directories see each of their trials."""
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    pytester.makeconftest(
+        "def pytest_runtest_setup(item):\n"
+        "    with open('hooked.txt', 'a') as out:\n"
+        "        print(item.nodeid, file=out)\n"
+    )
+    result = run(pytester, "--agent=oracle", "--repeats=2", f"--tasks={tasks}")
+    result.assert_outcomes(passed=4)
+    hooked = sorted((pytester.path / "hooked.txt").read_text().split())
+    assert hooked == [f"tasks/t0{t}::r{r}" for t in range(2) for r in range(2)]

@@ -78,6 +78,7 @@ class Agent(ABC):
     """An agent kind, made once per process from the run's Settings."""
 
     name: str
+    starts_processes = True  # False: the agent edits the workspace itself, in this process
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -90,8 +91,14 @@ class Agent(ABC):
             "reasoning": self.settings.reasoning,
         }
 
-    def use_sandbox(self, provider: SandboxProvider) -> None:  # noqa: B027 - most need nothing
-        """Learn, once before the first trial, how to run inside provider's sandboxes."""
+    def use_sandbox(self, provider: SandboxProvider) -> None:
+        """Learn, once before the first trial, how to run inside provider's sandboxes.
+
+        An agent that starts no process has trials holding nothing but the task's trees, small
+        and bounded: they go in memory, where the provider would put agents' homes.
+        """
+        if not self.starts_processes:
+            provider.keep_trials_in_memory()
 
     @abstractmethod
     def start(self, ctx: TrialContext) -> AgentSession:

@@ -41,6 +41,7 @@ class MockAgent(Agent):
     wrong (mixed|eof|partial|extra|none), fix_prob, usage (on|off)."""
 
     name = "mock"
+    starts_processes = False
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

@@ -21,6 +21,7 @@ class OracleAgent(Agent):
     """Writes the expected tree (or overlays solution/): every sound task must pass."""
 
     name = "oracle"
+    starts_processes = False
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return _ReferenceSession(ctx)
@@ -35,6 +36,7 @@ class NopAgent(Agent):
     """Changes nothing: every task that requires a change must fail."""
 
     name = "nop"
+    starts_processes = False
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return _NothingSession()

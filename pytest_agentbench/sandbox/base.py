@@ -128,11 +128,17 @@ class SandboxProvider(ABC):
     # Whether agent processes may create namespaces, as a CLI's own sandbox (codex) does.
     nested_sandbox: bool = True
     home_parent: str | None = None  # a memory-backed directory for agents' homes (memory_dir)
+    root_parent: str | None = None  # where trial directories are made (None: the temp dir)
 
     def keep_homes_on_disk(self) -> None:
         """For an agent whose own sandbox mounts a fresh /dev (codex's does) over the host's
         paths: a home in /dev/shm would vanish from its tools. Asked before the first trial."""
         self.home_parent = None
+
+    def keep_trials_in_memory(self) -> None:
+        """For an agent that starts no process (mock, oracle): whole trial directories go where
+        homes would, when that is memory. Asked before the first trial."""
+        self.root_parent = self.home_parent
 
     @abstractmethod
     def create(self, task: Task, trial_id: str) -> Sandbox:
@@ -167,10 +173,11 @@ def memory_dir(min_free: int = 0) -> str | None:
     return shm if usable and flags_ok and stats.f_bavail * stats.f_frsize >= min_free else None
 
 
-def make_trial_root(trial_id: str) -> Path:
-    """A private temp directory for one trial, holding workspace/ and home/ side by side."""
+def make_trial_root(trial_id: str, parent: str | None = None) -> Path:
+    """A private directory for one trial in parent (default: the temp dir), holding workspace/
+    and home/ side by side."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in trial_id)[:80]
-    return Path(tempfile.mkdtemp(prefix=f"agentbench-{safe}-"))
+    return Path(tempfile.mkdtemp(prefix=f"agentbench-{safe}-", dir=parent))
 
 
 class _TailBuffer:

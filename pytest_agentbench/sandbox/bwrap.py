@@ -286,7 +286,7 @@ class BwrapProvider(SandboxProvider):
         return self._exposed[key]
 
     def create(self, task: Task, trial_id: str) -> Sandbox:
-        root = make_trial_root(trial_id)
+        root = make_trial_root(trial_id, self.root_parent)
         sandbox = BwrapSandbox(self, root, f"agentbench-{root.name}")
         materialize(task.input_tree, sandbox.workspace)
         return sandbox
@@ -300,6 +300,7 @@ class BwrapProvider(SandboxProvider):
             "memory_limit": self.limits.memory if enforced else None,
             "limits_note": None if enforced else "no writable cgroup: pids/memory not limited",
             "agent_home": self.home_parent or "trial directory",
+            "trial_directories": self.root_parent or "temp directory",
         }
 
     def warning(self) -> str | None:

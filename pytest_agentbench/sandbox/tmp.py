@@ -47,12 +47,16 @@ class TmpProvider(SandboxProvider):
         self.fallback_reason = fallback_reason  # why --sandbox=auto could not isolate
 
     def create(self, task: Task, trial_id: str) -> Sandbox:
-        sandbox = TmpSandbox(make_trial_root(trial_id), self.home_parent)
+        sandbox = TmpSandbox(make_trial_root(trial_id, self.root_parent), self.home_parent)
         materialize(task.input_tree, sandbox.workspace)
         return sandbox
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "agent_home": self.home_parent or "trial directory"}
+        return {
+            "kind": self.kind,
+            "agent_home": self.home_parent or "trial directory",
+            "trial_directories": self.root_parent or "temp directory",
+        }
 
     def warning(self) -> str | None:
         why = f" (auto: {self.fallback_reason})" if self.fallback_reason else ""
