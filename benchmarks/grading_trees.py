@@ -30,15 +30,16 @@ def write_tree(root: Path, files: int, size: int) -> list[Path]:
 
 
 def read_both_once(left: Path, right: Path) -> None:
-    """The floor: walk both trees and read every file once through a bare descriptor, 1 MB at
-    a time, stopping at the size fstat gives (as little as any reader of the bytes can do)."""
+    """The floor: walk both trees and read every file once through a bare descriptor, at most
+    1 MB at a time and never more than the size fstat gives is left (as little as any reader
+    of the bytes can do: os.read allocates what it is asked for)."""
     for root in (left, right):
         for dirpath, _dirs, names in os.walk(root):
             for name in names:
                 fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
                 try:
                     left_to_read = os.fstat(fd).st_size
-                    while left_to_read > 0 and (block := os.read(fd, 1 << 20)):
+                    while left_to_read > 0 and (block := os.read(fd, min(left_to_read, 1 << 20))):
                         left_to_read -= len(block)
                 finally:
                     os.close(fd)
