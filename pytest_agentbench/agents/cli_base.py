@@ -193,6 +193,10 @@ class CliAgent(Agent):
 
     def use_sandbox(self, provider: SandboxProvider) -> None:
         self.run_binary = provider.program_path(self.binary)
+        # A CLI's home fills with caches (opencode installs packages there) and its own
+        # sandbox may mount a fresh /dev (codex's does), hiding /dev/shm; its trials take
+        # seconds, so the disk's milliseconds do not matter.
+        provider.keep_homes_on_disk()
 
     # What each adapter says -------------------------------------------------------------
 

@@ -64,8 +64,6 @@ class CodexAgent(CliAgent):
         if not provider.nested_sandbox and not self.option("sandbox"):
             # codex's own sandbox needs namespaces; the harness's sandbox is the boundary here.
             self.sandbox_mode = "danger-full-access"
-        if self.sandbox_mode != "danger-full-access":
-            provider.keep_homes_on_disk()  # its sandbox's fresh /dev would hide CODEX_HOME
 
     def prepare(self, paths: TrialPaths) -> None:
         paths.host(".codex").mkdir(exist_ok=True)

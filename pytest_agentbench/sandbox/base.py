@@ -131,8 +131,8 @@ class SandboxProvider(ABC):
     root_parent: str | None = None  # where trial directories are made (None: the temp dir)
 
     def keep_homes_on_disk(self) -> None:
-        """For an agent whose own sandbox mounts a fresh /dev (codex's does) over the host's
-        paths: a home in /dev/shm would vanish from its tools. Asked before the first trial."""
+        """For agents whose homes may grow large or must stay visible to a sandbox of their
+        own (the real CLIs). Asked before the first trial."""
         self.home_parent = None
 
     def keep_trials_in_memory(self) -> None:
