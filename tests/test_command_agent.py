@@ -57,11 +57,10 @@ def test_environment_and_prompt_file(pytester, monkeypatch) -> None:
 def test_private_home_in_memory_or_beside_the_workspace(pytester, monkeypatch, agent_home):
     from pytest_agentbench.sandbox import home_parent
 
+    out = pytester.mkdir("out")
+    monkeypatch.setenv("OUT", str(out))
     root = pytester.path / "tasks"
     write_task(root, "home-task", {"a.txt": "1\n"}, {"a.txt": "1\n"})
-    out = pytester.path / "out"
-    out.mkdir()
-    monkeypatch.setenv("OUT", str(out))
     script = (
         "import json, os, stat, sys; home = os.environ['HOME']; "
         "open(os.path.join(os.environ['TMPDIR'], 'scratch'), 'w').close(); "
