@@ -7,6 +7,7 @@ Items are ``pytest.Function`` objects with a fixed call object so fixtures work,
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -144,10 +145,11 @@ class TaskDirectory(pytest.File):
     it for conftest.py files nor walks it, and ``--lf`` skips the tasks that did not fail.
     """
 
-    @property
+    @cached_property
     def ihook(self) -> Any:
         """The hooks of the directory holding the task: pytest loads conftest.py files per
-        directory collected, and a task directory is never collected as one."""
+        directory collected, and a task directory is never collected as one. Looked up once:
+        that directory was collected, with its conftests, before this node was made."""
         return self.session.gethookproxy(self.path.parent)
 
     def collect(self) -> Iterator[TaskItem]:

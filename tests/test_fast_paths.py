@@ -275,24 +275,25 @@ def test_docker_round_script_keeps_argv_env_and_cwd(args: list[str], value: str)
 def test_objects_alive_after_collection_are_frozen_for_the_run_only(pytester) -> None:
     """pytest's closing garbage collections skip what lived through collection (the tasks,
     items and modules) but the process gets its collector back when the run ends."""
-    import gc
-
     from conftest import simple_tasks
 
-    class FreezeCounts:
-        def __init__(self) -> None:
-            self.seen: list[int] = []
-
-        def pytest_runtest_call(self) -> None:
-            self.seen.append(gc.get_freeze_count())
-
+    pytester.makeconftest(
+        "import atexit, gc\n"
+        "def record(label):\n"
+        "    with open('frozen.txt', 'a') as out:\n"
+        "        print(label, gc.get_freeze_count(), file=out)\n"
+        "record('start')\n"
+        "atexit.register(record, 'exit')\n"
+        "def pytest_runtest_call(item):\n"
+        "    record('trial')\n"
+    )
     tasks = simple_tasks(pytester.path / "tasks", 2)
-    before = gc.get_freeze_count()
-    recorder = FreezeCounts()
-    result = pytester.runpytest_inprocess("--agent=oracle", f"--tasks={tasks}", plugins=[recorder])
+    result = pytester.runpytest_subprocess("--agent=oracle", f"--tasks={tasks}")
     result.assert_outcomes(passed=2)
-    assert len(recorder.seen) == 2 and min(recorder.seen) > before
-    assert gc.get_freeze_count() == before
+    counts = [line.split() for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+    assert [label for label, _ in counts] == ["start", "trial", "trial", "exit"]
+    assert counts[0][1] == "0" and counts[-1][1] == "0"
+    assert all(int(count) > 1000 for label, count in counts if label == "trial")
 
 
 def test_tables_align_columns_under_a_rule() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -101,19 +101,28 @@ class DirTree:
 
     @cached_property
     def _listing(self) -> tuple[list[str], frozenset[str]]:
+        """(sorted file paths, empty directories), walked once without following symlinks."""
         files: list[str] = []
         empty: set[str] = set()
-        for entry in _walk(self.root, ""):
-            rel, kind, has_children = entry
-            if kind == "file":
-                files.append(rel)
-            elif kind == "dir" and not has_children:
-                empty.add(rel)
-            elif kind not in ("dir",):
-                raise TaskError(
-                    f"{self.root / rel}: is a {kind}; task trees may hold only regular files "
-                    "and directories (replace it with a regular file)"
-                )
+        stack = [(str(self.root), "")]
+        while stack:
+            directory, prefix = stack.pop()
+            with os.scandir(directory) as entries:
+                children = list(entries)
+            if not children and prefix:
+                empty.add(prefix[:-1])
+            for entry in children:
+                rel = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, rel + "/"))
+                elif entry.is_file(follow_symlinks=False):
+                    files.append(rel)
+                else:
+                    kind = "symlink" if entry.is_symlink() else "special file"
+                    raise TaskError(
+                        f"{self.root / rel}: is a {kind}; task trees may hold only regular "
+                        "files and directories (replace it with a regular file)"
+                    )
         return sorted(files), frozenset(empty)
 
     def paths(self) -> list[str]:
@@ -123,8 +132,7 @@ class DirTree:
         return self._listing[1]
 
     def read(self, path: str) -> bytes:
-        with open(self._prefix + path, "rb") as handle:
-            return handle.read()
+        return files.read_file(self._prefix + path)
 
     def size(self, path: str) -> int:
         return os.stat(self._prefix + path).st_size
@@ -142,24 +150,6 @@ class DirTree:
     @cached_property
     def _prefix(self) -> str:
         return f"{self.root}{os.sep}"  # joined as strings: graders call this once per file
-
-
-def _walk(root: Path, prefix: str) -> Iterator[tuple[str, str, bool]]:
-    """Yield (relative path, kind, has_children) without following symlinks."""
-    with os.scandir(root) as entries:
-        children = sorted(entries, key=lambda e: e.name)
-    for entry in children:
-        rel = f"{prefix}{entry.name}"
-        if entry.is_symlink():
-            yield rel, "symlink", False
-        elif entry.is_dir(follow_symlinks=False):
-            sub = list(_walk(Path(entry.path), rel + "/"))
-            yield rel, "dir", bool(sub)
-            yield from sub
-        elif entry.is_file(follow_symlinks=False):
-            yield rel, "file", False
-        else:
-            yield rel, "special file", False
 
 
 class LazyText:
