@@ -53,26 +53,12 @@ class TaskItem(pytest.Function):
         self.task_error = error
         self.reused: dict[str, Any] | None = None  # the recorded Observation, when resumed
 
-    def run_trial(
-        self,
-        agentbench_task: Task,
-        agentbench_agent: Any,
-        agentbench_sandbox: Any,
-        agentbench_sandbox_provider: Any,
-        agentbench_settings: Any,
-    ) -> None:
-        """The call object: its parameters name the fixtures a trial runs on (a bound method,
-        so pytest need not make a ``request`` fixture per item to find the item)."""
+    def run_trial(self, agentbench_sandbox: Any) -> None:
+        """The call object: a bound method, so pytest need not make a ``request`` fixture per
+        item to find the item; the sandbox fixture is the only one a trial asks for."""
         from pytest_agentbench.fixtures import run_trial
 
-        run_trial(
-            self,
-            agentbench_task,
-            agentbench_agent,
-            agentbench_sandbox,
-            agentbench_sandbox_provider,
-            agentbench_settings,
-        )
+        run_trial(self, agentbench_sandbox)
 
     @property
     def ihook(self) -> Any:

@@ -53,6 +53,22 @@ def process_agent(config: pytest.Config, settings: Settings) -> Agent:
     return config.stash[AGENT_KEY]
 
 
+def process_parts(config: pytest.Config) -> tuple[Settings, Agent, SandboxProvider]:
+    """The run's settings, this process's agent and its sandbox provider (which the agent has
+    learned, so it may have placed the trials)."""
+    settings = config.stash[SETTINGS_KEY]
+    return settings, process_agent(config, settings), provider_for(config, settings)
+
+
+def item_task(item: pytest.Item) -> Task:
+    """The task of a trial item; a malformed task raises its TaskError, naming the file and
+    the fix, so the trial errors at setup."""
+    assert isinstance(item, TaskItem)
+    if item.task is None:
+        raise TaskError(item.task_error or "task could not be loaded")
+    return item.task
+
+
 @pytest.fixture(scope="session")
 def agentbench_settings(pytestconfig: pytest.Config) -> Settings:
     """The run's validated settings."""
@@ -60,39 +76,34 @@ def agentbench_settings(pytestconfig: pytest.Config) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def agentbench_agent(pytestconfig: pytest.Config, agentbench_settings: Settings) -> Agent:
+def agentbench_agent(pytestconfig: pytest.Config) -> Agent:
     """The agent chosen by --agent, made once per process."""
-    return process_agent(pytestconfig, agentbench_settings)
+    return process_parts(pytestconfig)[1]
 
 
 @pytest.fixture(scope="session")
-def agentbench_sandbox_provider(
-    pytestconfig: pytest.Config, agentbench_settings: Settings, agentbench_agent: Agent
-) -> SandboxProvider:
+def agentbench_sandbox_provider(pytestconfig: pytest.Config) -> SandboxProvider:
     """Makes a fresh sandbox per trial, as chosen by --sandbox, with what the agent needs."""
-    return provider_for(pytestconfig, agentbench_settings)
+    return process_parts(pytestconfig)[2]
 
 
 @pytest.fixture
 def agentbench_task(request: pytest.FixtureRequest) -> Task:
     """The task of this item; a malformed task errors here, naming the file and the fix."""
-    item = request.node
-    assert isinstance(item, TaskItem)
-    if item.task is None:
-        raise TaskError(item.task_error or "task could not be loaded")
-    return item.task
+    return item_task(request.node)
 
 
 @pytest.fixture
-def agentbench_sandbox(
-    request: pytest.FixtureRequest,
-    agentbench_task: Task,
-    agentbench_sandbox_provider: SandboxProvider,
-) -> Iterator[Sandbox]:
-    """A fresh sandbox whose workspace holds only the task's input tree."""
+def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """A fresh sandbox whose workspace holds only the task's input tree.
+
+    The one fixture a trial asks for: it finds the task, agent and provider itself, since
+    every fixture a trial's closure holds costs pytest a lookup per item.
+    """
     item = request.node
-    trial_id = f"{agentbench_task.id}-r{item.repeat}"
-    with agentbench_sandbox_provider.create(agentbench_task, trial_id) as sandbox:
+    task = item_task(item)
+    provider = process_parts(item.config)[2]
+    with provider.create(task, f"{task.id}-r{item.repeat}") as sandbox:
         yield sandbox
 
 
@@ -102,31 +113,26 @@ def agentbench_workspace(agentbench_sandbox: Sandbox) -> Path:
     return agentbench_sandbox.workspace
 
 
-def run_trial(
-    item: TaskItem,
-    agentbench_task: Task,
-    agentbench_agent: Agent,
-    agentbench_sandbox: Sandbox,
-    agentbench_sandbox_provider: SandboxProvider,
-    agentbench_settings: Settings,
-) -> None:
+def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
     """What every TaskItem runs: the trial, keeping its Observation, then the judgement."""
     config = item.config
+    settings, agent, provider = process_parts(config)
+    task = item_task(item)
 
     def grade(task: Task, workspace: Path) -> Grade:
         result: Grade = config.hook.pytest_agentbench_grade(task=task, workspace=workspace)
         return result
 
     trial = Trial(
-        task=agentbench_task,
+        task=task,
         repeat=item.repeat,
-        agent=agentbench_agent,
-        provider=agentbench_sandbox_provider,
-        settings=agentbench_settings,
+        agent=agent,
+        provider=provider,
+        settings=settings,
         grade=grade,
-        trial_id=f"{agentbench_task.id}-r{item.repeat}",
+        trial_id=f"{task.id}-r{item.repeat}",
     )
-    outcome = trial.run(agentbench_sandbox)
+    outcome = trial.run(sandbox)
     item.stash[OBSERVATION_KEY] = outcome.observation
     if SECRETS_KEY not in config.stash:  # the environment is read once: it is the run's
         config.stash[SECRETS_KEY] = secret_variables()
