@@ -12,9 +12,9 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Collection
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from pytest_agentbench.tasks.model import Task, Tree, file_matches
 
@@ -37,9 +37,6 @@ class Grade:
     verifier_output: str = ""
     # Expected files the workspace holds byte for byte, as the exact comparison found them.
     matched: frozenset[str] = frozenset()
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
