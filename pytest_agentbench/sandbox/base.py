@@ -148,6 +148,13 @@ class SandboxProvider(ABC):
         """Facts for the run header and the report's run section."""
         return {"kind": self.kind}
 
+    def placement(self) -> dict[str, str]:
+        """Where agents' homes and trial directories go, for describe()."""
+        return {
+            "agent_home": self.home_parent or "trial directory",
+            "trial_directories": self.root_parent or "temp directory",
+        }
+
     def warning(self) -> str | None:
         """A line for the run header when the sandbox does not isolate the agent."""
         return None

@@ -299,8 +299,7 @@ class BwrapProvider(SandboxProvider):
             "pids_limit": self.limits.pids if enforced else None,
             "memory_limit": self.limits.memory if enforced else None,
             "limits_note": None if enforced else "no writable cgroup: pids/memory not limited",
-            "agent_home": self.home_parent or "trial directory",
-            "trial_directories": self.root_parent or "temp directory",
+            **self.placement(),
         }
 
     def warning(self) -> str | None:

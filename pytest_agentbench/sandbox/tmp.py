@@ -52,11 +52,7 @@ class TmpProvider(SandboxProvider):
         return sandbox
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "agent_home": self.home_parent or "trial directory",
-            "trial_directories": self.root_parent or "temp directory",
-        }
+        return {"kind": self.kind, **self.placement()}
 
     def warning(self) -> str | None:
         why = f" (auto: {self.fallback_reason})" if self.fallback_reason else ""
