@@ -2,6 +2,10 @@
 
 Each command module defines ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``;
 modules are imported only when their command runs, so the script starts fast.
+
+Bad input is never a traceback: a command raises ValueError (or pytest.UsageError, or an
+OSError naming a file) with a message that names the file or argument and the fix, and the
+script prints it as one line and exits 2, the code argparse uses for usage errors.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+import pytest
+
 COMMANDS = {
     "list": "pytest_agentbench.commands.list_tasks",
     "report": "pytest_agentbench.commands.report",
@@ -19,6 +25,7 @@ COMMANDS = {
     "validate": "pytest_agentbench.commands.validate",
     "serve-script": "pytest_agentbench.commands.serve_script",
 }
+USAGE_ERROR = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,15 +41,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def error_line(exc: Exception) -> str:
+    """One line for a bad-input error: an OSError as 'FILE: reason', anything else as is."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return " ".join(str(exc).split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args._run(args))
     except BrokenPipeError:
         return 0
-    except (OSError, ValueError) as exc:
-        print(f"agentbench {args.command}: {exc}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError, pytest.UsageError) as exc:
+        print(f"agentbench {args.command}: {error_line(exc)}", file=sys.stderr)
+        return USAGE_ERROR
 
 
 if __name__ == "__main__":

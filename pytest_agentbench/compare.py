@@ -184,10 +184,21 @@ def load_gates(path: Path) -> list[Gate]:
     """Gates from TOML; a bad gate is an error naming the file, the gate and the field."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(
+            f"--gates {path}: cannot read it ({exc.strerror}); give a TOML file of [[gate]] "
+            "tables (docs/ci.md, Gates)"
+        ) from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text; gates are a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: invalid TOML: {exc}") from None
     entries = data.get("gate")
-    if not isinstance(entries, list) or not entries:
+    if (
+        not isinstance(entries, list)
+        or not entries
+        or not all(isinstance(e, dict) for e in entries)
+    ):
         raise ValueError(f"{path}: no [[gate]] tables; add at least one gate")
     gates = []
     for index, entry in enumerate(entries, start=1):

@@ -17,27 +17,45 @@ from typing import Any
 from pytest_agentbench.report.document import build_report
 from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.store import cell_key, latest_cells, read_run_directory
+from pytest_agentbench.store import (
+    cell_key,
+    json_error,
+    latest_cells,
+    observation_problem,
+    read_run_directory,
+)
 
 QUARANTINE_MIN_TRIALS = 50
 QUARANTINE_STOP_SHARE = 0.2
 DOCUMENT_KIND = "configurations"
+REPORT_SECTIONS = {"run": dict, "summary": dict, "tasks": list, "observations": list}
+GIVE_SOURCE = (
+    "give a run directory (pytest --agentbench-dir) or a JSON report "
+    "(pytest --agentbench-json, agentbench merge -o)"
+)
 
 
 def identity_key(identity: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def settings_from_json(data: dict[str, Any]) -> Settings:
-    """Settings as recorded in run.json or a report; keys from newer versions are ignored."""
+def settings_from_json(data: Any, source: str) -> Settings:
+    """Settings as recorded in run.json or a report; keys from newer versions are ignored.
+
+    Recorded settings that do not make Settings are a ValueError naming SOURCE."""
+    if not isinstance(data, dict) or not isinstance(data.get("agent"), str):
+        raise ValueError(f"{source}: 'settings' is not a recorded run's settings (no 'agent')")
     known = {f.name for f in fields(Settings)}
     values = {k: v for k, v in data.items() if k in known}
     values["tasks"] = tuple(values.get("tasks") or ())
     values["agent_opts"] = dict(values.get("agent_opts") or {})
     values["json_path"] = Path(values["json_path"]) if values.get("json_path") else None
-    if isinstance(values.get("sandbox_limits"), dict):
-        values["sandbox_limits"] = SandboxLimits(**values["sandbox_limits"])
-    return Settings(**values)
+    try:
+        if isinstance(values.get("sandbox_limits"), dict):
+            values["sandbox_limits"] = SandboxLimits(**values["sandbox_limits"])
+        return Settings(**values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: recorded 'settings' are not usable ({exc})") from None
 
 
 @dataclass
@@ -105,7 +123,7 @@ def from_run_directory(path: Path) -> Configuration:
     declared = dict(run.get("tasks") or {}) or _declared_from(record.observations)
     return Configuration(
         identity=run["identity"],
-        settings=settings_from_json(run["settings"]),
+        settings=settings_from_json(run["settings"], str(path / "run.json")),
         agent_info=run.get("agent_info") or {},
         declared=declared,
         observations=record.observations,
@@ -128,7 +146,7 @@ def _from_report(report: dict[str, Any], source: str) -> Configuration:
     }
     return Configuration(
         identity=run["identity"],
-        settings=settings_from_json(run["settings"]),
+        settings=settings_from_json(run["settings"], source),
         agent_info=run.get("agent_info") or {},
         declared=declared,
         observations=list(latest_cells(report.get("observations", [])).values()),
@@ -139,17 +157,56 @@ def _from_report(report: dict[str, Any], source: str) -> Configuration:
     )
 
 
+def _report_problem(report: Any) -> str | None:
+    """What keeps REPORT from being read as one configuration's JSON report (None if nothing)."""
+    if not isinstance(report, dict):
+        return f"a JSON object, got {type(report).__name__}"
+    missing = [
+        name for name, kind in REPORT_SECTIONS.items() if not isinstance(report.get(name), kind)
+    ]
+    if missing:
+        return "no " + ", ".join(repr(name) for name in missing)
+    for index, task in enumerate(report["tasks"]):
+        if not isinstance(task, dict) or not isinstance(task.get("id"), str):
+            return f"tasks[{index}] is not an object with a string 'id'"
+    for index, observation in enumerate(report["observations"]):
+        problem = observation_problem(observation)
+        if problem is not None:
+            return f"observations[{index}] is {problem}"
+    return None
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """A JSON report or merged report as written, checked for the sections readers rely on;
+    anything else is a ValueError naming the file and what to give instead."""
+    if not path.exists():
+        raise ValueError(f"{path}: no such run directory or report; {GIVE_SOURCE}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror}); {GIVE_SOURCE}") from None
+    except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for non-UTF-8 bytes
+        raise ValueError(f"{path}: not a JSON report ({json_error(exc)}); {GIVE_SOURCE}") from None
+    several = isinstance(data, dict) and data.get("kind") == DOCUMENT_KIND
+    reports = data.get("configurations") if several else [data]
+    if not isinstance(reports, list) or not reports:
+        raise ValueError(f"{path}: a merged report without 'configurations'; {GIVE_SOURCE}")
+    for index, report in enumerate(reports):
+        problem = _report_problem(report)
+        if problem is not None:
+            where = f"configurations[{index}] " if several else ""
+            raise ValueError(
+                f"{path}: not a pytest-agentbench JSON report ({where}{problem}); {GIVE_SOURCE}"
+            )
+    document: dict[str, Any] = data
+    return document
+
+
 def load_source(path: Path) -> list[Configuration]:
     """The configurations of a run directory, a JSON report or a merged report."""
     if path.is_dir():
         return [from_run_directory(path)]
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON report ({exc.msg})") from None
-    if data.get("kind") == DOCUMENT_KIND:
-        return [_from_report(report, str(path)) for report in data["configurations"]]
-    return [_from_report(data, str(path))]
+    return [_from_report(report, str(path)) for report in configurations_of(read_document(path))]
 
 
 def _merge_two(into: Configuration, other: Configuration) -> None:

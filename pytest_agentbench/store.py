@@ -93,9 +93,36 @@ def cell_key(observation: dict[str, Any]) -> tuple[str, int]:
     return observation["task"], int(observation["repeat"])
 
 
+def json_error(exc: ValueError) -> str:
+    """The short reason of a JSON decoding failure (bad syntax, or bytes that are not UTF-8)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text: byte {exc.start}"
+    return str(exc)
+
+
+def observation_problem(value: Any) -> str | None:
+    """Why VALUE cannot be read as an Observation (None when it can): readers key on its cell."""
+    if not isinstance(value, dict):
+        return f"not an Observation (a JSON object), got {type(value).__name__}"
+    if not isinstance(value.get("task"), str) or type(value.get("repeat")) is not int:
+        return "not an Observation (no string 'task' and integer 'repeat')"
+    return None
+
+
 def trial_dir_name(task_id: str, repeat: int) -> str:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in task_id)
     return f"{safe}-r{repeat}"
+
+
+def _parse_line(line: bytes) -> tuple[Any, str | None]:
+    """One line of observations.jsonl, and what is wrong with it (None when nothing is)."""
+    try:
+        observation = json.loads(line)
+    except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for non-UTF-8 bytes
+        return None, f"not a JSON line ({json_error(exc)})"
+    return observation, observation_problem(observation)
 
 
 def read_observations(path: Path) -> tuple[list[dict[str, Any]], str | None]:
@@ -113,17 +140,17 @@ def read_observations(path: Path) -> tuple[list[dict[str, Any]], str | None]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            observations.append(json.loads(line))
-        except json.JSONDecodeError as exc:
+        observation, problem = _parse_line(line)
+        if problem is not None:
             raise ValueError(
-                f"{path}:{number}: not a JSON line ({exc.msg}); the record is damaged, "
-                "remove or repair that line"
-            ) from None
+                f"{path}:{number}: {problem}; the record is damaged, remove or repair that line"
+            )
+        observations.append(observation)
     if tail.strip():
-        try:
-            observations.append(json.loads(tail))
-        except json.JSONDecodeError:
+        observation, problem = _parse_line(tail)
+        if problem is None:
+            observations.append(observation)
+        else:
             notice = (
                 f"{path}: dropped a truncated last line ({len(tail)} bytes) left by an "
                 "interrupted run; that trial runs again"
@@ -174,8 +201,10 @@ def read_run_directory(path: Path) -> RunRecord:
         )
     try:
         run = json.loads(run_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{run_path}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for non-UTF-8 bytes
+        raise ValueError(f"{run_path}: not valid JSON ({json_error(exc)})") from None
+    if not isinstance(run, dict):
+        raise ValueError(f"{run_path}: not a run record (a JSON object), got {type(run).__name__}")
     observations, notice = read_observations(path / OBSERVATIONS_FILE)
     return RunRecord(path, run, list(latest_cells(observations).values()), notice)
 

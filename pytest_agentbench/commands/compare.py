@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.commands import write_output
 from pytest_agentbench.report.table import format_table
 
 HELP = "compare two runs task by task (paired) and check gates: exit 0 pass, 1 fail, 2 undetermined"
@@ -27,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def pick(spec: str) -> Any:
     """The single configuration SPEC names: a source, or SOURCE=NAME (name or identity key)."""
-    from pytest_agentbench.configurations import load_source, merge
+    from pytest_agentbench.configurations import GIVE_SOURCE, load_source, merge
 
     path, name = Path(spec), None
     if not path.exists():  # SOURCE=NAME; the name itself may hold "=" (mock pass_prob=0.3)
@@ -37,7 +38,7 @@ def pick(spec: str) -> Any:
                 path, name = Path(spec[:index]), spec[index + 1 :]
                 break
     if not path.exists():
-        raise ValueError(f"{path}: no such run directory or report")
+        raise ValueError(f"{path}: no such run directory or report; {GIVE_SOURCE}")
     configurations = merge(load_source(path))
     if name is not None:
         chosen = [
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare(pick(args.base), pick(args.candidate))
     print("\n".join(render(comparison)))
     if args.json:
-        args.json.write_text(json.dumps(comparison.to_json(), indent=1) + "\n")
+        write_output("--json", args.json, json.dumps(comparison.to_json(), indent=1) + "\n")
     verdicts = []
     for gate in gates:
         verdict, text = evaluate_gate(gate, comparison)

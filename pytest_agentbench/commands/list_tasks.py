@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pytest_agentbench.commands import no_tasks, plural
 from pytest_agentbench.tasks.catalog import iter_catalog
 from pytest_agentbench.tasks.hashing import task_set_hash
 
-HELP = "list the selected tasks (id, category, scale, variant, fixture hash) and the set hash"
+HELP = (
+    "list the selected tasks (id, category, scale, variant, fixture hash) and the set hash; "
+    "exit 1 when a task cannot be loaded, 2 when nothing is selected"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,5 +37,19 @@ def run(args: argparse.Namespace) -> int:
         scale = task.meta.get("scale", "-")
         variant = task.meta.get("variant", "-")
         print(f"{task.id}\t{task.category or '-'}\t{scale}\t{variant}\t{task.fixture_hash}")
-    print(f"# {len(hashes)} tasks, task-set hash {task_set_hash(hashes)}")
-    return 1 if broken else 0
+    rows = len(hashes) + broken
+    if rows == 0:
+        raise no_tasks(args.tasks)
+    set_hash = task_set_hash(hashes)
+    if not broken:
+        print(f"# {plural(rows, 'task')}, task-set hash {set_hash}")
+        return 0
+    print(
+        f"# {plural(rows, 'row')}: {plural(len(hashes), 'task')} loaded, {broken} broken; "
+        f"task-set hash of the loaded {set_hash}"
+    )
+    print(
+        f"# exit 1: {plural(broken, 'task')} could not be loaded (BROKEN rows above); "
+        "fix each as its message says, then run agentbench validate"
+    )
+    return 1

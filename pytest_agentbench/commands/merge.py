@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from pytest_agentbench.commands import write_output
+
 HELP = "merge run directories or JSON reports into one JSON report (one per identity)"
 
 
@@ -20,8 +22,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = [config for source in args.sources for config in load_source(source)]
     configurations = merge(loaded)
     document = build_document(configurations)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+    write_output("-o", args.output, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     for config in configurations:
         print(
             f"{config.name}: {len(config.observations)} trials, {len(config.declared)} tasks "

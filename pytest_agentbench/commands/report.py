@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-HELP = "render a run directory or JSON report: terminal table (default), html, md or json"
-FORMATS = ("text", "html", "md", "json")
+from pytest_agentbench.commands import write_output
+
+HELP = "render a run directory or JSON report: terminal table (default), html, md, json or csv"
+FORMATS = ("text", "html", "md", "json", "csv")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,15 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_document(path: Path) -> dict[str, Any]:
     """A JSON report as written, or the report of a run directory's record."""
-    if path.is_dir():
-        from pytest_agentbench.configurations import build_document, load_source, merge
+    from pytest_agentbench.configurations import build_document, load_source, merge, read_document
 
+    if path.is_dir():
         return build_document(merge(load_source(path)))
-    try:
-        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON report ({exc.msg})") from None
-    return document
+    return read_document(path)
 
 
 def render(document: dict[str, Any], form: str) -> str:
@@ -42,6 +40,10 @@ def render(document: dict[str, Any], form: str) -> str:
         return render_markdown(document)
     if form == "json":
         return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    if form == "csv":
+        from pytest_agentbench.report.csvfile import render_csv
+
+        return render_csv(document)
     from pytest_agentbench.configurations import configurations_of
     from pytest_agentbench.report.terminal import render as render_text
 
@@ -53,11 +55,19 @@ def render(document: dict[str, Any], form: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    text = render(load_document(args.report), args.format)
+    document = load_document(args.report)
+    try:
+        text = render(document, args.format)
+    except (KeyError, TypeError) as exc:
+        if args.report.is_dir():
+            raise  # built here from the run directory: a missing field is a bug, not input
+        raise ValueError(
+            f"{args.report}: not a complete pytest-agentbench JSON report (no field {exc}); "
+            "give its run directory, or a report written by --agentbench-json or agentbench merge"
+        ) from None
     if args.output is None:
         sys.stdout.write(text)
     else:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text, encoding="utf-8")
+        write_output("-o", args.output, text)
         print(f"wrote {args.output}")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pytest_agentbench.commands import no_tasks
 from pytest_agentbench.tasks.validate import validate
 
 HELP = (
@@ -31,5 +32,7 @@ def run(args: argparse.Namespace) -> int:
         failed += 1
         for problem in verdict.problems:
             print(f"{verdict.task_id}\t{verdict.source}\t{problem}")
+    if checked == 0:
+        raise no_tasks(args.tasks)
     print(f"# {checked} tasks checked, {failed} unsound")
     return 1 if failed else 0

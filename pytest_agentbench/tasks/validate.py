@@ -19,6 +19,7 @@ from pathlib import Path
 from pytest_agentbench.grading import Grade, grade_task
 from pytest_agentbench.tasks.catalog import CatalogEntry, iter_catalog
 from pytest_agentbench.tasks.model import Task, as_mapping, materialize
+from pytest_agentbench.tasks.sources import resolve_sources
 
 
 @dataclass
@@ -111,6 +112,7 @@ def hashes_in_another_process(specs: tuple[str, ...], base: Path) -> dict[str, s
 
 def validate(specs: tuple[str, ...], base: Path) -> Iterator[Verdict]:
     """A verdict per task of the selection (broken tasks included), in catalog order."""
+    resolve_sources(specs, base)  # a bad source is a usage error here, not the second process's
     again = hashes_in_another_process(specs, base)
     entry: CatalogEntry
     for entry in iter_catalog(specs, base):
