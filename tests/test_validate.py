@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_agentbench.tasks.directory import find_task_dirs, unknown_entries
+from pytest_agentbench.tasks.sources import bundled_tasks_dir
 from pytest_agentbench.tasks.validate import validate
 
 
@@ -32,3 +34,18 @@ def test_a_task_that_does_not_load_is_reported(tmp_path):
     (verdict,) = validate((str(tmp_path),), tmp_path)
     assert verdict.task_id == "broken"
     assert verdict.problems and verdict.problems[0].startswith("does not load:")
+
+
+def test_a_stray_file_in_a_task_directory_is_reported(tmp_path):
+    _task(tmp_path, "stray", "a\n", "b\n")
+    (tmp_path / "stray" / "task.toml.bak").write_text("old\n")
+    (verdict,) = validate((str(tmp_path),), tmp_path)
+    assert len(verdict.problems) == 1
+    assert verdict.problems[0].startswith("unknown entry 'task.toml.bak' in the task directory")
+
+
+def test_bundled_tasks_hold_only_known_entries():
+    """Whatever sits in tasks/ ships in the wheel (it is force-included whole)."""
+    tasks = find_task_dirs(bundled_tasks_dir())
+    assert tasks
+    assert {task.name: unknown_entries(task) for task in tasks if unknown_entries(task)} == {}

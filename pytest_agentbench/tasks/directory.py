@@ -19,6 +19,12 @@ def is_task_dir(path: Path) -> bool:
     return (path / TASK_FILE).is_file()
 
 
+def unknown_entries(task_dir: Path) -> list[str]:
+    """Entries of a task directory that the format does not know (a stray backup, say): they
+    are not part of the task, yet they would ship with it."""
+    return sorted(set(os.listdir(task_dir)) - KNOWN_ENTRIES)
+
+
 def find_task_dirs(root: Path) -> list[Path]:
     """Task directories at or below root, sorted so that every xdist worker agrees."""
     if is_task_dir(root):

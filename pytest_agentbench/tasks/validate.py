@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pytest_agentbench.grading import Grade, grade_task
 from pytest_agentbench.tasks.catalog import CatalogEntry, iter_catalog
+from pytest_agentbench.tasks.directory import KNOWN_ENTRIES, is_task_dir, unknown_entries
 from pytest_agentbench.tasks.model import Task, as_mapping, materialize
 from pytest_agentbench.tasks.sources import resolve_sources
 
@@ -117,6 +118,12 @@ def validate(specs: tuple[str, ...], base: Path) -> Iterator[Verdict]:
     entry: CatalogEntry
     for entry in iter_catalog(specs, base):
         verdict = Verdict(entry.task_id, entry.source)
+        if is_task_dir(Path(entry.source)):
+            verdict.problems.extend(
+                f"unknown entry {name!r} in the task directory (it holds only "
+                f"{', '.join(sorted(KNOWN_ENTRIES))}); remove it, or move it into workspace/"
+                for name in unknown_entries(Path(entry.source))
+            )
         if entry.task is None:
             verdict.problems.append(f"does not load: {entry.error}")
         else:
