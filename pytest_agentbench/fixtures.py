@@ -62,8 +62,15 @@ def process_parts(config: pytest.Config) -> tuple[Settings, Agent, SandboxProvid
 
 def item_task(item: pytest.Item) -> Task:
     """The task of a trial item; a malformed task raises its TaskError, naming the file and
-    the fix, so the trial errors at setup."""
-    assert isinstance(item, TaskItem)
+    the fix, so the trial errors at setup. Any other item asked for a trial-only fixture."""
+    if not isinstance(item, TaskItem):
+        pytest.fail(
+            f"{item.nodeid}: agentbench_task, agentbench_sandbox and agentbench_workspace are "
+            "trial-only: they belong to the benchmark's task items (task x repeat), not to an "
+            "ordinary test. An ordinary test may use agentbench_settings, agentbench_agent and "
+            "agentbench_sandbox_provider (docs/hooks.md, Fixtures)",
+            pytrace=False,
+        )
     if item.task is None:
         raise TaskError(item.task_error or "task could not be loaded")
     return item.task
