@@ -24,6 +24,7 @@ COMMANDS = {
     "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",
     "serve-script": "pytest_agentbench.commands.serve_script",
+    "clean": "pytest_agentbench.commands.clean",
 }
 USAGE_ERROR = 2
 

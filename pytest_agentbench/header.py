@@ -25,6 +25,11 @@ def header_lines(config: pytest.Config) -> list[str]:
     warning = provider.warning()
     if warning:
         lines.append(f"agentbench WARNING: {warning}")
+    limits_off = provider.process_limits_off()
+    if limits_off:
+        lines.append(
+            f"agentbench: process limits off ({limits_off}): pids and memory are not limited"
+        )
     return lines
 
 

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from pytest_agentbench.filework import remove_later
+from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.tasks.model import Task
 
 OUTPUT_TAIL = 64 * 1024
@@ -82,7 +83,8 @@ class Sandbox(ABC):
         if self._home is None:
             if self._home_parent is not None:  # private (0700) and unguessable in a shared dir
                 prefix = f"{self.root.name}-home-"
-                self._home = Path(tempfile.mkdtemp(prefix=prefix, dir=self._home_parent))
+                parent = owned_dir(self._home_parent)
+                self._home = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
             else:
                 self._home = self.root / "home"
                 self._home.mkdir(exist_ok=True)  # root is private: a home/ there is ours
@@ -159,6 +161,11 @@ class SandboxProvider(ABC):
         """A line for the run header when the sandbox does not isolate the agent."""
         return None
 
+    def process_limits_off(self) -> str | None:
+        """Why the pids and memory limits cannot be made for this run's trials (the run header
+        says so), or None when they hold."""
+        return None
+
     def program_path(self, program: str) -> str:
         """Where agent processes find a host-installed program (an agent CLI), asked once before
         the first trial. tmp and bwrap see the host's files (bwrap exposes the program's
@@ -182,9 +189,10 @@ def memory_dir(min_free: int = 0) -> str | None:
 
 def make_trial_root(trial_id: str, parent: str | None = None) -> Path:
     """A private directory for one trial in parent (default: the temp dir), holding workspace/
-    and home/ side by side."""
+    and home/ side by side; inside this process's owner directory there, so that a later run
+    removes it if this one is killed."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in trial_id)[:80]
-    return Path(tempfile.mkdtemp(prefix=f"agentbench-{safe}-", dir=parent))
+    return Path(tempfile.mkdtemp(prefix=f"agentbench-{safe}-", dir=owned_dir(parent)))
 
 
 class _TailBuffer:

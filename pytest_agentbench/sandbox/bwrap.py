@@ -7,7 +7,6 @@ Descendants live in the sandbox's pid namespace and die with it.
 
 from __future__ import annotations
 
-import atexit
 import glob
 import os
 import shlex
@@ -28,6 +27,7 @@ from pytest_agentbench.sandbox.base import (
 )
 from pytest_agentbench.sandbox.cgroup import TrialCgroup, create_trial_cgroup
 from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.tasks.model import Task, materialize
 
 INNER_WORKSPACE = "/workspace"
@@ -267,8 +267,7 @@ class BwrapProvider(SandboxProvider):
         """The runtime and the staged /etc, staged when the first agent process starts: runs
         that start none (--collect-only, the mock and oracle agents) never pay for it."""
         if self._runtime_binds is None:
-            etc = Path(tempfile.mkdtemp(prefix="agentbench-etc-", dir=memory_dir()))
-            atexit.register(shutil.rmtree, etc, ignore_errors=True)
+            etc = Path(tempfile.mkdtemp(prefix="agentbench-etc-", dir=owned_dir(memory_dir())))
             stage_etc(etc)
             self._runtime_binds = [*_runtime_binds(), "--ro-bind", str(etc), "/etc"]
         return self._runtime_binds
@@ -298,11 +297,16 @@ class BwrapProvider(SandboxProvider):
             "network": self.limits.network,
             "pids_limit": self.limits.pids if enforced else None,
             "memory_limit": self.limits.memory if enforced else None,
-            "limits_note": None if enforced else "no writable cgroup: pids/memory not limited",
+            "limits_note": self.process_limits_off(),
             **self.placement(),
         }
 
-    def warning(self) -> str | None:
+    def process_limits_off(self) -> str | None:
         if self.use_cgroups:
             return None
-        return "sandbox bwrap: no writable cgroup here, so pids and memory are NOT limited"
+        if os.getuid():
+            return (
+                "bwrap found no writable cgroup: an ordinary user needs a delegated cgroup v2 "
+                "subtree, e.g. `systemd-run --user --scope -p Delegate=yes pytest ...`"
+            )
+        return "bwrap found no writable cgroup"

@@ -17,7 +17,6 @@ import io
 import os
 import shlex
 import shutil
-import socket
 import tarfile
 import tempfile
 import time
@@ -37,6 +36,7 @@ from pytest_agentbench.sandbox.base import (
 )
 from pytest_agentbench.sandbox.bwrap import install_root
 from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.sandbox.ownership import owner_is_dead, owner_token
 from pytest_agentbench.tasks.model import Task, materialize
 
 INNER_WORKSPACE = "/workspace"
@@ -50,32 +50,36 @@ ROUND_SCRIPT = "/opt/agentbench/round.sh"  # the container's command: the curren
 ROUND_SCRIPT_NAME = "round.sh"  # beside workspace/ and home/ on the host
 
 
-def _start_time(pid: int) -> str | None:
-    """The kernel's start time of pid (clock ticks since boot), which survives pid reuse checks."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def owner_token(pid: int | None = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
-
-
-def owner_is_dead(token: str) -> bool:
-    """True only when the owner ran on this host and that exact process is gone."""
-    host, _, rest = token.partition(":")
-    pid, _, started = rest.partition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    return _start_time(int(pid)) != started
-
-
 def run_label() -> str:
     """One id for the whole run: xdist hands every worker the controller's test-run uid."""
     return os.environ.get("PYTEST_XDIST_TESTRUNUID") or owner_token()
+
+
+def _socket_refused(where: str) -> str | None:
+    """Why this user may not talk to a local engine's socket (it exists, but its mode and group
+    keep this user out), or None."""
+    path = where.removeprefix("unix://")
+    if not where.startswith("unix://") or not os.path.exists(path):
+        return None
+    if os.access(path, os.R_OK | os.W_OK):
+        return None
+    import grp
+    import pwd
+
+    gid, uid = os.stat(path).st_gid, os.getuid()
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    return (
+        f"user {user} may not use the Docker engine at {where}: the socket belongs to the "
+        f"{group} group; add the user to it (`sudo usermod -aG {group} {user}`, then log in "
+        "again)"
+    )
 
 
 def connect() -> Any:
@@ -88,6 +92,9 @@ def connect() -> Any:
             "--sandbox=docker needs the Docker SDK for Python: pip install docker"
         ) from None
     where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    refused = _socket_refused(where)
+    if refused:
+        raise pytest.UsageError(f"--sandbox=docker: {refused}; or choose --sandbox=bwrap/tmp")
     try:
         client = docker.from_env()
         client.ping()

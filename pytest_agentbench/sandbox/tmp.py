@@ -54,6 +54,9 @@ class TmpProvider(SandboxProvider):
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, **self.placement()}
 
+    def process_limits_off(self) -> str | None:
+        return "the tmp sandbox runs agents as plain child processes"
+
     def warning(self) -> str | None:
         why = f" (auto: {self.fallback_reason})" if self.fallback_reason else ""
         return f"sandbox tmp: the agent is NOT isolated (it can read the whole machine){why}"

@@ -1,0 +1,56 @@
+"""`agentbench clean`: remove the trial directories of runs that were killed outright."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+HELP = (
+    "remove trial directories left by runs that were killed (SIGKILL, out of memory); "
+    "a live run's are kept"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "roots",
+        nargs="*",
+        metavar="ROOT",
+        help="temporary roots to clean (default: the temp dir and /dev/shm)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="list what would be removed, remove nothing"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_agentbench.filework import remove_later, wait_for_file_work
+    from pytest_agentbench.sandbox.ownership import default_roots, owned_directories
+
+    roots = args.roots or default_roots()
+    for root in args.roots:
+        if not os.path.isdir(root):
+            raise ValueError(f"ROOT {root}: not a directory; give a temporary root such as /tmp")
+    removed, kept = [], 0
+    for root in roots:
+        for owned in owned_directories(root):
+            if not owned.owner_gone:
+                kept += 1
+                print(f"kept {owned.path} (its run, {owned.owner}, is alive)")
+                continue
+            removed.append(owned.path)
+            print(f"{'would remove' if args.dry_run else 'removing'} {owned.path} ({owned.owner})")
+            if not args.dry_run:
+                remove_later(owned.path)
+    failures = wait_for_file_work()
+    left = [path for path in removed if os.path.lexists(path)] if not args.dry_run else []
+    for line in failures:
+        print(line)
+    for path in left:
+        print(f"could not remove {path}")
+    verb = "would remove" if args.dry_run else "removed"
+    print(
+        f"{verb} {len(removed) - len(left)} directories of runs that are gone, "
+        f"kept {kept} of live runs, in {', '.join(roots)}"
+    )
+    return 1 if left else 0
