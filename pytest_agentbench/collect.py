@@ -6,18 +6,22 @@ Items are ``pytest.Function`` objects with a fixed call object so fixtures work,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_agentbench.observation import OBSERVATION_KEY, Observation
 from pytest_agentbench.tasks.directory import load_directory_task
 from pytest_agentbench.tasks.model import Task, TaskError
 from pytest_agentbench.tasks.sources import suite_name
 
 SETTINGS_KEY = pytest.StashKey[Any]()
+TRIAL_RUNNER_KEY = pytest.StashKey[Callable[["TaskItem", Any], None]]()
+"""What a trial item's call runs, given the item and its sandbox (fixtures.run_trial, set by
+the plugin): items are made here, trials are run there, and this module need not know how."""
 
 
 class TrialFailed(Exception):
@@ -51,14 +55,12 @@ class TaskItem(pytest.Function):
         self.task_id = task_id
         self.repeat = repeat
         self.task_error = error
-        self.reused: dict[str, Any] | None = None  # the recorded Observation, when resumed
+        self.reused: Observation | None = None  # the recorded Observation, when resumed
 
     def run_trial(self, agentbench_sandbox: Any) -> None:
         """The call object: a bound method, so pytest need not make a ``request`` fixture per
         item to find the item; the sandbox fixture is the only one a trial asks for."""
-        from pytest_agentbench.fixtures import run_trial
-
-        run_trial(self, agentbench_sandbox)
+        self.config.stash[TRIAL_RUNNER_KEY](self, agentbench_sandbox)
 
     @property
     def ihook(self) -> Any:
@@ -73,9 +75,9 @@ class TaskItem(pytest.Function):
         if self.reused is None:
             super().runtest()
             return
-        from pytest_agentbench.resume import replay_observation
-
-        replay_observation(self, self.reused)
+        self.stash[OBSERVATION_KEY] = self.reused  # the recorded outcome; nothing runs
+        if not self.reused["final_exact"]:
+            raise TrialFailed(f"recorded result (reused from {self.reused['reused']}): not exact")
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.task_id} {self.name}"

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_agentbench.configurations import Configuration
 from pytest_agentbench.metrics import trial_tokens
+from pytest_agentbench.observation import Observation, Outcome
 from pytest_agentbench.stats import (
     MIN_PAIRS,
     geometric_mean,
@@ -31,10 +32,10 @@ BOUNDS = ("lower", "upper", "point")
 PASS, FAIL, UNDETERMINED = "pass", "fail", "undetermined"
 
 
-def _usage(observation: dict[str, Any], metric: str) -> float | None:
+def _usage(observation: Observation, metric: str) -> float | None:
     if metric == "tokens":
         return trial_tokens(observation)
-    value = observation.get(metric)
+    value = observation["cost_usd"] if metric == "cost_usd" else observation["wall_s"]
     return None if value is None else float(value)
 
 
@@ -42,7 +43,7 @@ def _usage(observation: dict[str, Any], metric: str) -> float | None:
 class TaskSide:
     """One configuration's scored trials of one task."""
 
-    trials: list[dict[str, Any]]
+    trials: list[Observation]
 
     @property
     def n(self) -> int:
@@ -51,7 +52,8 @@ class TaskSide:
     def rate(self, metric: str) -> float:
         if metric == "quality":
             return 0.75 * self.rate("first_exact") + 0.25 * self.rate("final_exact")
-        return sum(bool(o[metric]) for o in self.trials) / self.n
+        outcome: Outcome = "final_exact" if metric == "final_exact" else "first_exact"
+        return sum(bool(o[outcome]) for o in self.trials) / self.n
 
     def mean_usage(self, metric: str) -> float | None:
         values = [_usage(o, metric) for o in self.trials]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.observation import Observation
 from pytest_agentbench.report.document import build_report
 from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.settings import Settings
@@ -66,7 +67,7 @@ class Configuration:
     settings: Settings
     agent_info: dict[str, Any]
     declared: dict[str, dict[str, Any]]
-    observations: list[dict[str, Any]]
+    observations: list[Observation]
     started_at: str | None = None
     finished_at: str | None = None
     sources: list[str] = field(default_factory=list)
@@ -105,7 +106,7 @@ class Configuration:
         return report
 
 
-def _declared_from(observations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _declared_from(observations: list[Observation]) -> dict[str, dict[str, Any]]:
     declared: dict[str, dict[str, Any]] = {}
     for obs in observations:
         declared.setdefault(
@@ -263,7 +264,7 @@ def _name_uniquely(configurations: list[Configuration]) -> None:
         config.name = label if labels.count(label) == 1 else f"{label} #{config.key[:8]}"
 
 
-def quarantine_reason(observations: list[dict[str, Any]]) -> str | None:
+def quarantine_reason(observations: list[Observation]) -> str | None:
     """Too many provider stops make a configuration's scores about the provider, not the agent."""
     total = len(observations)
     stops = sum(1 for o in observations if o["status"] == "provider_stop")

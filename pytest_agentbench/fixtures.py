@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,17 +13,16 @@ from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
 from pytest_agentbench.artifacts import secret_variables, trial_artifacts
 from pytest_agentbench.collect import SETTINGS_KEY, ProviderStopped, TaskItem, TrialFailed
 from pytest_agentbench.grading import Grade
+from pytest_agentbench.observation import OBSERVATION_KEY, REPORT_ATTRIBUTE, error_observation
 from pytest_agentbench.sandbox import provider_for
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task, TaskError
-from pytest_agentbench.trial import Trial, error_observation
+from pytest_agentbench.trial import Trial
 
-OBSERVATION_KEY = pytest.StashKey[dict[str, Any]]()
 ARTIFACTS_KEY = pytest.StashKey[dict[str, str]]()
 AGENT_KEY = pytest.StashKey[Agent]()
 SECRETS_KEY = pytest.StashKey[list[tuple[str, str]]]()
-REPORT_ATTRIBUTE = "agentbench"
 
 
 def unknown_agent(config: pytest.Config, name: str) -> pytest.UsageError:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from pytest_agentbench.observation import Observation, Outcome
+
 Z95 = 1.959963984540054
 BOOTSTRAP_DRAWS = 2000
 
@@ -82,12 +84,13 @@ def describe(values: Iterable[float | None]) -> dict[str, Any]:
     }
 
 
-def trial_tokens(observation: dict[str, Any]) -> float | None:
+def trial_tokens(observation: Observation) -> float | None:
     """Total tokens of a trial (input incl. cached + output incl. reasoning), or None."""
     tokens = observation.get("tokens")
-    if not tokens or tokens.get("input") is None or tokens.get("output") is None:
+    if not tokens:
         return None
-    return float(tokens["input"] + tokens["output"])
+    given, produced = tokens.get("input"), tokens.get("output")
+    return None if given is None or produced is None else float(given + produced)
 
 
 @dataclass
@@ -101,13 +104,13 @@ class TaskCounts:
     eof: np.ndarray
 
 
-def count_by_task(task_ids: Sequence[str], scored: Sequence[dict[str, Any]]) -> TaskCounts:
+def count_by_task(task_ids: Sequence[str], scored: Sequence[Observation]) -> TaskCounts:
     index = {task_id: i for i, task_id in enumerate(task_ids)}
     positions = np.fromiter((index[o["task"]] for o in scored), dtype=np.int64, count=len(scored))
     size = len(task_ids)
 
-    def tally(key: str) -> np.ndarray:
-        weights = np.fromiter((bool(o[key]) for o in scored), dtype=float, count=len(scored))
+    def tally(key: Outcome) -> np.ndarray:
+        weights = np.fromiter((float(o[key]) for o in scored), dtype=float, count=len(scored))
         return np.bincount(positions, weights=weights, minlength=size).astype(np.int64)
 
     n = np.bincount(positions, minlength=size).astype(np.int64)
@@ -118,7 +121,7 @@ def count_by_task(task_ids: Sequence[str], scored: Sequence[dict[str, Any]]) -> 
 
 def summarize(
     declared: Sequence[str],
-    observations: Sequence[dict[str, Any]],
+    observations: Sequence[Observation],
     k: int,
     seed: int,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -40,7 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_agentbench import fixtures
     from pytest_agentbench.agents import BuiltinAgents
-    from pytest_agentbench.collect import SETTINGS_KEY
+    from pytest_agentbench.collect import SETTINGS_KEY, TRIAL_RUNNER_KEY
     from pytest_agentbench.grading_hook import DefaultGrader
     from pytest_agentbench.reporter import AgentbenchReporter, WorkerRelay
     from pytest_agentbench.runs import register_run_plugins
@@ -49,6 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_agentbench.tasks.sources import resolve_sources
 
     config.stash[SETTINGS_KEY] = settings
+    config.stash[TRIAL_RUNNER_KEY] = fixtures.run_trial
     # Registered before pytest's own cleanups, so it runs after their closing collections.
     config.add_cleanup(gc.unfreeze)
     config.pluginmanager.register(BuiltinAgents(), "agentbench-builtin-agents")

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_agentbench.collect import TaskItem
-from pytest_agentbench.fixtures import REPORT_ATTRIBUTE, process_agent
+from pytest_agentbench.fixtures import process_agent
+from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.store import now
 
@@ -63,7 +64,7 @@ class AgentbenchReporter:
         self.config = config
         self.settings = settings
         self.declared: dict[str, dict[str, Any]] = {}
-        self.observations: dict[tuple[str, int], dict[str, Any]] = {}
+        self.observations: dict[tuple[str, int], Observation] = {}
         self.agent_info: dict[str, Any] | None = None
         self.started_at = now()
         self.report: dict[str, Any] | None = None

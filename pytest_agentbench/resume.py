@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.collect import TaskItem, TrialFailed
-from pytest_agentbench.fixtures import OBSERVATION_KEY, REPORT_ATTRIBUTE
+from pytest_agentbench.collect import TaskItem
+from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
 from pytest_agentbench.store import RunRecord, identity_differences, task_hash_differences
 
 WORKER_INPUT = "agentbench_resume"
@@ -33,17 +33,17 @@ def refuse_other_identity(record: RunRecord, identity: dict[str, Any]) -> None:
         )
 
 
-def replay_observation(item: TaskItem, observation: dict[str, Any]) -> None:
-    """The call of a reused trial: report the recorded outcome without running anything."""
-    item.stash[OBSERVATION_KEY] = observation
-    if not observation["final_exact"]:
-        raise TrialFailed(f"recorded result (reused from {observation['reused']}): not exact")
+def _reused(observation: Observation, source: str) -> Observation:
+    """The recorded Observation, marked with the run directory it is reused from."""
+    copy = observation.copy()
+    copy["reused"] = source
+    return copy
 
 
 class Resume:
     """Marks reusable items; on the controller also hands the record to xdist workers."""
 
-    def __init__(self, source: str, cells: dict[str, dict[str, Any]], hashes: dict[str, str]):
+    def __init__(self, source: str, cells: dict[str, Observation], hashes: dict[str, str]):
         self.source = source
         self.cells = cells  # "task\0repeat" -> recorded scored Observation
         self.hashes = hashes
@@ -58,7 +58,7 @@ class Resume:
     @classmethod
     def from_record(cls, record: RunRecord) -> Resume:
         cells = {
-            f"{o['task']}{SEPARATOR}{o['repeat']}": {**o, "reused": str(record.path)}
+            f"{o['task']}{SEPARATOR}{o['repeat']}": _reused(o, str(record.path))
             for o in record.observations
             if o.get("status") == "scored"
         }

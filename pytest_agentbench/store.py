@@ -24,7 +24,7 @@ import pytest
 
 from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
 from pytest_agentbench.filework import wait_for_file_work, write_later
-from pytest_agentbench.fixtures import REPORT_ATTRIBUTE
+from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
 from pytest_agentbench.settings import Settings
 
 RUN_FILE = "run.json"
@@ -89,7 +89,7 @@ def task_hash_differences(recorded: dict[str, str], current: dict[str, str]) -> 
     ]
 
 
-def cell_key(observation: dict[str, Any]) -> tuple[str, int]:
+def cell_key(observation: Observation) -> tuple[str, int]:
     return observation["task"], int(observation["repeat"])
 
 
@@ -125,7 +125,7 @@ def _parse_line(line: bytes) -> tuple[Any, str | None]:
     return observation, observation_problem(observation)
 
 
-def read_observations(path: Path) -> tuple[list[dict[str, Any]], str | None]:
+def read_observations(path: Path) -> tuple[list[Observation], str | None]:
     """Every recorded Observation in file order, and a notice when a torn last line was dropped.
 
     A malformed line anywhere but at the end is damage, not interruption: it is an error.
@@ -158,9 +158,9 @@ def read_observations(path: Path) -> tuple[list[dict[str, Any]], str | None]:
     return observations, notice
 
 
-def latest_cells(observations: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+def latest_cells(observations: Iterable[Observation]) -> dict[tuple[str, int], Observation]:
     """The latest Observation of each (task, repeat): a re-run refines its earlier record."""
-    cells: dict[tuple[str, int], dict[str, Any]] = {}
+    cells: dict[tuple[str, int], Observation] = {}
     for observation in observations:
         cells[cell_key(observation)] = observation
     return cells
@@ -172,7 +172,7 @@ class RunRecord:
 
     path: Path
     run: dict[str, Any]
-    observations: list[dict[str, Any]]
+    observations: list[Observation]
     notice: str | None = None
 
     @property

@@ -6,12 +6,20 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialContext
 from pytest_agentbench.artifacts import workspace_diff
 from pytest_agentbench.diffview import render_grade
 from pytest_agentbench.grading import Grade
+from pytest_agentbench.observation import (
+    PROVIDER_STOP,
+    SCORED,
+    AgentFacts,
+    Observation,
+    RoundRecord,
+    Tokens,
+)
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task
@@ -39,17 +47,20 @@ def feedback_prompt(grade: Grade, result: RoundResult) -> str:
     return f"{FEEDBACK_PREAMBLE}\n\n{json.dumps(diagnostics, indent=2)}\n"
 
 
-def sum_tokens(usages: list[TokenUsage | None]) -> dict[str, int | None] | None:
+def sum_tokens(usages: list[TokenUsage | None]) -> Tokens | None:
     """Per-field totals; a field any round did not report is unknown for the whole trial."""
     if not usages or all(usage is None for usage in usages):
         return None
-    totals: dict[str, int | None] = {}
-    for key in ("input", "cached_input", "output", "reasoning"):
-        values: list[int | None] = [
-            getattr(usage, key) if usage is not None else None for usage in usages
-        ]
-        totals[key] = sum_known_int(values)
-    return totals
+
+    def total(key: str) -> int | None:
+        return sum_known_int([getattr(u, key) if u is not None else None for u in usages])
+
+    return {
+        "input": total("input"),
+        "cached_input": total("cached_input"),
+        "output": total("output"),
+        "reasoning": total("reasoning"),
+    }
 
 
 def sum_known(values: list[float | None]) -> float | None:
@@ -67,7 +78,7 @@ def sum_known_int(values: list[int | None]) -> int | None:
 class TrialOutcome:
     """The Observation plus the human-readable story of the last failed check."""
 
-    observation: dict[str, Any]
+    observation: Observation
     failure_text: str = ""
     provider_stop: str | None = None
     results: list[RoundResult] = field(default_factory=list)
@@ -96,7 +107,7 @@ class Trial:
     trial_id: str
 
     def run(self, first_sandbox: Sandbox) -> TrialOutcome:
-        rounds: list[dict[str, Any]] = []
+        rounds: list[RoundRecord] = []
         results: list[RoundResult] = []
         failure_text = ""
         final_exact = False
@@ -128,7 +139,7 @@ class Trial:
         self,
         attempt: int,
         sandbox: Sandbox,
-        rounds: list[dict[str, Any]],
+        rounds: list[RoundRecord],
         results: list[RoundResult],
     ) -> AttemptEnd:
         ctx = TrialContext(
@@ -186,18 +197,25 @@ class Trial:
 
     def _observation(
         self,
-        rounds: list[dict[str, Any]],
+        rounds: list[RoundRecord],
         results: list[RoundResult],
         attempts: int,
         final_exact: bool,
         stop: str | None,
-    ) -> dict[str, Any]:
+    ) -> Observation:
         first = rounds[0] if rounds else None
         last = results[-1] if results else None
-        observation: dict[str, Any] = {
+        agent: AgentFacts = {
+            "name": self.agent.name,
+            "session_id": last.session_id if last else None,
+            "model_reported": last.model_reported if last else None,
+            "turns": sum_known_int([r.turns for r in results]),
+            "tool_calls": sum_known_int([r.tool_calls for r in results]),
+        }
+        return {
             "task": self.task.id,
             "repeat": self.repeat,
-            "status": "provider_stop" if stop else "scored",
+            "status": PROVIDER_STOP if stop else SCORED,
             "cause": stop,
             "attempts": attempts,
             "first_exact": bool(first and first["exact"]) and not stop,
@@ -210,31 +228,5 @@ class Trial:
             "category": self.task.category,
             "tags": list(self.task.tags),
             "fixture_hash": self.task.fixture_hash,
-            "agent": {
-                "name": self.agent.name,
-                "session_id": last.session_id if last else None,
-                "model_reported": last.model_reported if last else None,
-                "turns": sum_known_int([r.turns for r in results]),
-                "tool_calls": sum_known_int([r.tool_calls for r in results]),
-            },
+            "agent": agent,
         }
-        return observation
-
-
-def error_observation(task_id: str, repeat: int, message: str, **extra: Any) -> dict[str, Any]:
-    """An Observation for a trial that could not run (broken task, harness error)."""
-    return {
-        "task": task_id,
-        "repeat": repeat,
-        "status": "error",
-        "cause": message,
-        "attempts": 0,
-        "first_exact": False,
-        "final_exact": False,
-        "eof_normalized": False,
-        "rounds": [],
-        "tokens": None,
-        "cost_usd": None,
-        "wall_s": None,
-        **extra,
-    }

@@ -8,13 +8,14 @@ from typing import Any
 
 from pytest_agentbench import __version__
 from pytest_agentbench.metrics import summarize
+from pytest_agentbench.observation import Observation, Outcome
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import task_set_hash
 
 SCHEMA_VERSION = 1
 
 
-def outcome_string(trials: list[dict[str, Any]], key: str) -> str:
+def outcome_string(trials: list[Observation], key: Outcome) -> str:
     """P/F per repeat in repeat order; provider stops and errors show as '-'."""
     marks = []
     for obs in trials:
@@ -26,7 +27,7 @@ def build_report(
     settings: Settings,
     agent_info: dict[str, Any],
     declared: dict[str, dict[str, Any]],
-    observations: list[dict[str, Any]],
+    observations: list[Observation],
     started_at: str,
     finished_at: str,
     sandbox: dict[str, Any] | None = None,
@@ -38,7 +39,7 @@ def build_report(
     """
     ordered = sorted(observations, key=lambda o: (o["task"], o["repeat"]))
     summary, per_task = summarize(sorted(declared), ordered, settings.repeats, settings.seed)
-    by_task: dict[str, list[dict[str, Any]]] = {}
+    by_task: dict[str, list[Observation]] = {}
     for obs in ordered:
         by_task.setdefault(obs["task"], []).append(obs)
     tasks = []
@@ -86,7 +87,7 @@ def build_report(
     }
 
 
-def _meta_from(trials: list[dict[str, Any]]) -> dict[str, Any]:
+def _meta_from(trials: list[Observation]) -> dict[str, Any]:
     if not trials:
         return {}
     first = trials[0]

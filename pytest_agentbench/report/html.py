@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_agentbench.configurations import configurations_of
 from pytest_agentbench.metrics import trial_tokens
+from pytest_agentbench.observation import Observation
 
 UNKNOWN = "unknown"
 PALETTE = ("#3b6fb6", "#d9822b", "#4a9d5b", "#a64ca6", "#c23b3b", "#6b6b6b", "#2a9d9d")
@@ -133,7 +134,7 @@ def _leaderboard(reports: list[dict[str, Any]]) -> str:
     )
 
 
-def _cell_class(observation: dict[str, Any]) -> str:
+def _cell_class(observation: Observation) -> str:
     if observation["status"] != "scored":
         return "S"
     if observation["first_exact"]:
@@ -141,7 +142,7 @@ def _cell_class(observation: dict[str, Any]) -> str:
     return "R" if observation["final_exact"] else "F"
 
 
-def _cell_title(observation: dict[str, Any]) -> str:
+def _cell_title(observation: Observation) -> str:
     lines = [f"r{observation['repeat']}: {observation['status']}"]
     if observation["status"] != "scored":
         lines.append(str(observation.get("cause") or ""))
@@ -176,7 +177,7 @@ def _task_grid(reports: list[dict[str, Any]], task_ids: list[str]) -> str:
     by_config = []
     families: dict[str, str] = {}
     for report in reports:
-        cells: dict[str, list[dict[str, Any]]] = {}
+        cells: dict[str, list[Observation]] = {}
         for obs in report["observations"]:
             cells.setdefault(obs["task"], []).append(obs)
         by_config.append(cells)
