@@ -80,11 +80,14 @@ class TaskItem(pytest.Function):
             raise TrialFailed(f"recorded result (reused from {self.reused['reused']}): not exact")
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.task_id} {self.name}"
+        """Line 0 of the task: pytest needs a line to report a skipped trial."""
+        return self.path, 0, f"{self.task_id} {self.name}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, TrialFailed | ProviderStopped | TaskError):
-            return str(excinfo.value)
+            from pytest_agentbench.report.failure import trial_failure
+
+            return trial_failure(self.path, str(excinfo.value))
         return super().repr_failure(excinfo)
 
 

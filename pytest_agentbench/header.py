@@ -1,11 +1,18 @@
-"""The run header: what will run, so a paid run is never a surprise."""
+"""The run header and plan: what will run, so a paid run is never a surprise."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable
 
 import pytest
 
 from pytest_agentbench.collect import SETTINGS_KEY
+from pytest_agentbench.report.wording import plural
 from pytest_agentbench.settings import Settings
+
+TRIAL_NODEID = re.compile(r"^(?P<task>.+)::r\d+$")
+"""A trial's node id: its task's node id, then the repeat (see collect.make_items)."""
 
 
 def header_lines(config: pytest.Config) -> list[str]:
@@ -16,32 +23,59 @@ def header_lines(config: pytest.Config) -> list[str]:
     provider = provider_for(config, settings)
     version = agent_info(config, settings).get("cli_version")
     agent = f"{settings.agent} ({version})" if version else settings.agent
-    lines = [
+    return [
         f"agentbench: agent {agent}, model {settings.model or 'default'}, "
         f"reasoning {settings.reasoning or 'default'}, sandbox {provider.kind}, "
         f"repeats {settings.repeats}, oracle recoveries {settings.oracle_recoveries}, "
-        f"retry failures {settings.retry_failures}, seed {settings.seed}"
+        f"retry failures {settings.retry_failures}, seed {settings.seed}",
+        *warning_lines(config),
     ]
+
+
+def warning_lines(config: pytest.Config) -> list[str]:
+    """The sandbox's warning (an agent that is not isolated), if it has one, and why process
+    limits are off where the sandbox cannot make them."""
+    from pytest_agentbench.sandbox import provider_for
+
+    provider = provider_for(config, config.stash[SETTINGS_KEY])
     warning = provider.warning()
-    if warning:
-        lines.append(f"agentbench WARNING: {warning}")
     limits_off = provider.process_limits_off()
-    if limits_off:
-        lines.append(
-            f"agentbench: process limits off ({limits_off}): pids and memory are not limited"
-        )
+    return [
+        *([f"agentbench WARNING: {warning}"] if warning else []),
+        *(
+            [f"agentbench: process limits off ({limits_off}): pids and memory are not limited"]
+            if limits_off
+            else []
+        ),
+    ]
+
+
+def header_shown(config: pytest.Config) -> bool:
+    """Whether pytest prints the header lines (-q and --no-header drop them)."""
+    return config.get_verbosity() >= 0 and not config.getoption("no_header", False)
+
+
+def plan_lines(config: pytest.Config, nodeids: Iterable[str]) -> list[str]:
+    """Printed once collection is done: the plan, the warning if the header was not printed,
+    and the legend of the progress letters if letters will be printed."""
+    from pytest_agentbench.report.letters import LEGEND
+
+    trials = [match["task"] for match in map(TRIAL_NODEID.match, nodeids) if match]
+    lines = [plan_line(config.stash[SETTINGS_KEY], len(set(trials)), len(trials))]
+    if not header_shown(config):
+        lines += warning_lines(config)
+    if trials and config.get_verbosity() <= 0 and not config.option.collectonly:
+        lines.append(LEGEND)
     return lines
 
 
-def plan_line(config: pytest.Config, items: list[pytest.Item]) -> str:
+def plan_line(settings: Settings, tasks: int, trials: int) -> str:
     """How many trials and, at most, how many agent rounds the selection will cost."""
-    from pytest_agentbench.collect import TaskItem
-
-    settings: Settings = config.stash[SETTINGS_KEY]
-    trials = [item for item in items if isinstance(item, TaskItem)]
-    tasks = len({item.task_id for item in trials})
-    rounds = len(trials) * (1 + settings.oracle_recoveries) * (1 + settings.retry_failures)
+    rounds = trials * (1 + settings.oracle_recoveries) * (1 + settings.retry_failures)
+    plan = f"agentbench: {plural(tasks, 'task')}, {plural(trials, 'trial')}"
+    if rounds == trials:
+        return f"{plan}, {plural(trials, 'agent session')}"
     return (
-        f"agentbench: {tasks} tasks, {len(trials)} trials, at most {rounds} agent rounds "
-        f"({len(trials)} sessions plus recoveries/retries)"
+        f"{plan}, at most {plural(rounds, 'agent round')} "
+        f"({plural(trials, 'session')} plus recoveries/retries)"
     )

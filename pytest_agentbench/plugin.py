@@ -130,9 +130,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         gc.freeze()
 
 
-def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:
+def pytest_report_collectionfinish(
+    config: pytest.Config, items: list[pytest.Item]
+) -> list[str] | None:
+    """The plan (under xdist the controller collects nothing: see the reporter)."""
     if not config.stash.get(ACTIVE_KEY, False):
         return None
-    from pytest_agentbench.header import plan_line
+    from pytest_agentbench.header import plan_lines
 
-    return plan_line(config, items)
+    return plan_lines(config, [item.nodeid for item in items])

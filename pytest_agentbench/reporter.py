@@ -6,6 +6,8 @@ facts through ``config.workeroutput`` (see WorkerRelay) and the Observations rid
 
 from __future__ import annotations
 
+import os
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import pytest
@@ -69,6 +71,8 @@ class AgentbenchReporter:
         self.started_at = now()
         self.report: dict[str, Any] | None = None
         self.session: pytest.Session | None = None
+        self.plan_printed = False
+        self.hidden_failures: list[Any] = []
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -116,14 +120,95 @@ class AgentbenchReporter:
         if self.settings.json_path is not None:
             write_report(self.report, self.settings.json_path)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        """Under xdist the plan is printed when the first worker has collected (every worker
+        collects the same items), since the controller collects nothing itself."""
+        if self.plan_printed:
+            return
+        self.plan_printed = True
+        from pytest_agentbench.header import plan_lines
+
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.ensure_newline()
+            for line in plan_lines(self.config, ids):
+                terminal.write_line(line)
+
     @pytest.hookimpl
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        observation = getattr(report, REPORT_ATTRIBUTE, None)
+        if report.when != "call" or not observation:
+            return None
+        from pytest_agentbench.report.letters import trial_status
+
+        return trial_status(report, observation)
+
+    def details_asked(self) -> bool:
+        """-v or an explicit --tb: the failed trials' diffs and the full table."""
+        return self.config.get_verbosity() > 0 or self.config.option.tbstyle != "auto"
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, object, object]:
+        """Around pytest's own summary: failed trials are outcomes, not bugs, so by default
+        each is its one FAILED line (pytest's FAILURES section, printed before the plain
+        summary hooks, skips them; the first of those puts them back for the short summary
+        printed after them); and the agentbench block comes last."""
+        if not self.details_asked():
+            failed = terminalreporter.stats.get("failed", [])
+            self.hidden_failures = [r for r in failed if _is_trial_outcome(r)]
+            if self.hidden_failures:
+                terminalreporter.stats["failed"] = [r for r in failed if not _is_trial_outcome(r)]
+        try:
+            result = yield
+        finally:
+            self.pytest_terminal_summary_restore(terminalreporter)
+        self.write_block(terminalreporter)
+        return result
+
+    @pytest.hookimpl(specname="pytest_terminal_summary", tryfirst=True)
+    def pytest_terminal_summary_restore(self, terminalreporter: Any) -> None:
+        """First of the plain summary hooks: the failed trials back for the short summary."""
+        if self.hidden_failures:
+            failed = terminalreporter.stats.setdefault("failed", [])
+            terminalreporter.stats["failed"] = self.hidden_failures + failed
+            self.hidden_failures = []
+
+    def write_block(self, terminalreporter: Any) -> None:
+        """The agentbench block, within the last screen unless -v or --tb asked for all."""
         if self.report is None:
             return
-        from pytest_agentbench.report.terminal import render
+        from pytest_agentbench.report.terminal import SCREEN_LINES, render
 
-        terminalreporter.write_sep("=", "agentbench")
-        for line in render(self.report):
-            terminalreporter.write_line(line)
+        where = ["pytest -v"]
+        run_dir = self.report["run"].get("run_dir")
+        if run_dir:
+            where.append(
+                f"agentbench report {_shown_path(self.config, run_dir)} --format html|md|json"
+            )
+        extra = []
         if self.settings.json_path is not None:
-            terminalreporter.write_line(f"JSON report: {self.settings.json_path}")
+            where.append(f"the JSON report {self.settings.json_path}")
+            extra.append(f"JSON report: {self.settings.json_path}")
+        # pytest's closing lines follow: the counts, and the reason if the run stopped early.
+        budget = None if self.details_asked() else SCREEN_LINES - len(extra) - 4
+        terminalreporter.write_sep("=", "agentbench")
+        for line in render(self.report, budget, where=", ".join(where)) + extra:
+            terminalreporter.write_line(line)
+
+
+def _shown_path(config: pytest.Config, path: str) -> str:
+    """`path` relative to where pytest was started, when it lies beneath it."""
+    return (
+        os.path.relpath(path, config.invocation_params.dir)
+        if path.startswith(str(config.invocation_params.dir) + os.sep)
+        else path
+    )
+
+
+def _is_trial_outcome(report: Any) -> bool:
+    """A trial's call report that failed as an outcome (not exact, provider stop), not as a
+    harness error whose traceback someone has to read."""
+    observation = getattr(report, REPORT_ATTRIBUTE, None) or {}
+    status = observation.get("status")
+    return getattr(report, "when", None) == "call" and status in ("scored", "provider_stop")

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_agentbench.collect import TaskItem
 from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
+from pytest_agentbench.report.wording import plural
 from pytest_agentbench.store import RunRecord, identity_differences, task_hash_differences
 
 WORKER_INPUT = "agentbench_resume"
@@ -119,15 +120,6 @@ class Resume:
                 item.reused = recorded
 
     @pytest.hookimpl
-    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
-        observation = getattr(report, REPORT_ATTRIBUTE, None)
-        if report.when != "call" or not observation or not observation.get("reused"):
-            return None
-        if report.passed:
-            return "passed", "R", "PASSED (reused)"
-        return "failed", "F", "FAILED (reused)"
-
-    @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         observation = getattr(report, REPORT_ATTRIBUTE, None)
         if observation and observation.get("reused"):
@@ -135,7 +127,8 @@ class Resume:
 
     @pytest.hookimpl
     def pytest_report_header(self) -> list[str]:
-        lines = [f"agentbench resume: {len(self.cells)} scored trials recorded in {self.source}"]
+        recorded = plural(len(self.cells), "scored trial")
+        lines = [f"agentbench resume: {recorded} recorded in {self.source}"]
         if self.notice:
             lines.append(f"agentbench resume: {self.notice}")
         return lines
@@ -143,5 +136,5 @@ class Resume:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         terminalreporter.write_line(
-            f"agentbench resume: {self.reused} trials reused from {self.source}"
+            f"agentbench resume: {plural(self.reused, 'trial')} reused from {self.source}"
         )

@@ -104,6 +104,7 @@ def test_nonzero_exit_fails_even_with_the_right_tree(pytester) -> None:
         "--agent=command",
         "--sandbox=tmp",
         "--agent-cmd=echo 2 > a.txt; echo boom >&2; exit 4",
+        "--tb=long",  # the stderr tail is in the story, not in the one-line summary
         f"--tasks={root}",
         "--agentbench-json=r.json",
     )

@@ -80,7 +80,14 @@ class MockAgent(Agent):
         return self.pass_prob
 
     def info(self) -> dict[str, object]:
-        return {**super().info(), "cli_version": "builtin", "seed": self.seed}
+        """Its usage figures are drawn, not measured: reports label them simulated."""
+        simulated = ["tokens", "cost_usd", "wall_s"] if self.report_usage else []
+        return {
+            **super().info(),
+            "cli_version": "builtin",
+            "seed": self.seed,
+            "simulated": simulated,
+        }
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return MockSession(self, ctx)

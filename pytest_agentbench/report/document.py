@@ -87,6 +87,12 @@ def build_report(
     }
 
 
+def simulated_figures(run: dict[str, Any]) -> set[str]:
+    """The Observation fields the agent made up rather than measured (`agent_info.simulated`:
+    the mock's tokens, cost_usd and wall_s); reports label them simulated."""
+    return set((run.get("agent_info") or {}).get("simulated") or ())
+
+
 def _meta_from(trials: list[Observation]) -> dict[str, Any]:
     if not trials:
         return {}

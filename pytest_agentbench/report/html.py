@@ -13,8 +13,11 @@ from typing import Any
 from pytest_agentbench.configurations import configurations_of
 from pytest_agentbench.metrics import trial_tokens
 from pytest_agentbench.observation import Observation
+from pytest_agentbench.report.document import simulated_figures
+from pytest_agentbench.report.wording import plural
 
 UNKNOWN = "unknown"
+SIMULATED = " (simulated)"
 PALETTE = ("#3b6fb6", "#d9822b", "#4a9d5b", "#a64ca6", "#c23b3b", "#6b6b6b", "#2a9d9d")
 
 CSS = """
@@ -110,6 +113,7 @@ def _leaderboard(reports: list[dict[str, Any]]) -> str:
         cost = _stat(s["cost_usd"], "median")
         wall = _stat(s["wall_s"], "median")
         name = run.get("name") or run.get("agent", "")
+        simulated = simulated_figures(run)
         cells = [
             _td("quarantined" if quarantined else _num(rank, 0), rank),
             _td(name + (f" (quarantined: {quarantined})" if quarantined else ""), name, "name"),
@@ -121,9 +125,9 @@ def _leaderboard(reports: list[dict[str, Any]]) -> str:
             _td(_pct(s["eof_normalized"]), s["eof_normalized"]),
             _td(_num(s["flip_rate"]), s["flip_rate"]),
             _td(_pct(s["pass_hat_k"]) + f" (k={s['k']})", s["pass_hat_k"]),
-            _td(_num(tokens, 0), tokens),
-            _td(_num(cost, 4), cost),
-            _td(_num(wall, 2), wall),
+            _td(_simulated(_num(tokens, 0), "tokens", simulated), tokens),
+            _td(_simulated(_num(cost, 4), "cost_usd", simulated), cost),
+            _td(_simulated(_num(wall, 2), "wall_s", simulated), wall),
             _td(str(s["trials"]), s["trials"]),
         ]
         cls = ' class="quarantined"' if quarantined else ""
@@ -134,6 +138,11 @@ def _leaderboard(reports: list[dict[str, Any]]) -> str:
     )
 
 
+def _simulated(text: str, key: str, simulated: set[str]) -> str:
+    """`text`, labelled simulated when the agent made up the figure `key`."""
+    return text + (SIMULATED if key in simulated else "")
+
+
 def _cell_class(observation: Observation) -> str:
     if observation["status"] != "scored":
         return "S"
@@ -142,7 +151,7 @@ def _cell_class(observation: Observation) -> str:
     return "R" if observation["final_exact"] else "F"
 
 
-def _cell_title(observation: Observation) -> str:
+def _cell_title(observation: Observation, simulated: set[str]) -> str:
     lines = [f"r{observation['repeat']}: {observation['status']}"]
     if observation["status"] != "scored":
         lines.append(str(observation.get("cause") or ""))
@@ -165,7 +174,7 @@ def _cell_title(observation: Observation) -> str:
         elif last.get("exit_code") not in (0, None):
             lines.append(f"exit code {last['exit_code']}")
     tokens = trial_tokens(observation)
-    lines.append(f"tokens: {UNKNOWN if tokens is None else int(tokens)}")
+    lines.append(_simulated("tokens", "tokens", simulated) + f": {_num(tokens, 0)}")
     return "\n".join(line for line in lines if line)
 
 
@@ -176,6 +185,7 @@ def _task_grid(reports: list[dict[str, Any]], task_ids: list[str]) -> str:
     )
     by_config = []
     families: dict[str, str] = {}
+    simulated = [simulated_figures(report["run"]) for report in reports]
     for report in reports:
         cells: dict[str, list[Observation]] = {}
         for obs in report["observations"]:
@@ -189,10 +199,11 @@ def _task_grid(reports: list[dict[str, Any]], task_ids: list[str]) -> str:
             _td(task_id, task_id, "name"),
             _td(families.get(task_id) or UNKNOWN, families.get(task_id), "name"),
         ]
-        for cells in by_config:
+        for cells, made_up in zip(by_config, simulated, strict=True):
             trials = sorted(cells.get(task_id, []), key=lambda o: o["repeat"])
             spans = "".join(
-                f'<span class="cell {_cell_class(o)}" title="{escape(_cell_title(o))}"></span>'
+                f'<span class="cell {_cell_class(o)}" '
+                f'title="{escape(_cell_title(o, made_up))}"></span>'
                 for o in trials
             )
             passed = sum(1 for o in trials if o["status"] == "scored" and o["first_exact"])
@@ -294,14 +305,15 @@ def _distribution_plot(reports: list[dict[str, Any]], metric: str, label: str) -
                 unknown += 1
             else:
                 values.append(float(value))
-        rows.append((report["run"].get("name") or report["run"]["agent"], values, unknown))
-    known = [v for _, values, _ in rows for v in values]
+        name = report["run"].get("name") or report["run"]["agent"]
+        rows.append((name, values, unknown, metric in simulated_figures(report["run"])))
+    known = [v for _, values, _, _ in rows for v in values]
     top = max(known) if known else 1.0
     top = top if top > 0 else 1.0
     left, width, row_h = 180, 420, 26
     height = row_h * len(rows) + 30
     parts = [f'<svg id="{metric}-plot" width="{left + width + 120}" height="{height}" role="img">']
-    for index, (name, values, unknown) in enumerate(rows):
+    for index, (name, values, unknown, simulated) in enumerate(rows):
         y = 18 + index * row_h
         color = PALETTE[index % len(PALETTE)]
         parts.append(f'<text x="4" y="{y + 4}">{escape(name[:28])}</text>')
@@ -314,7 +326,9 @@ def _distribution_plot(reports: list[dict[str, Any]], metric: str, label: str) -
             parts.append(
                 f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 8}" y2="{y + 8}" stroke="#000"/>'
             )
-        note = f"{unknown} unknown" if unknown else ""
+        note = ", ".join(
+            (["simulated"] if simulated else []) + ([f"{unknown} unknown"] if unknown else [])
+        )
         parts.append(f'<text x="{left + width + 10}" y="{y + 4}">{note}</text>')
     axis_y = height - 8
     parts.append(f'<text x="{left}" y="{axis_y}">0</text>')
@@ -322,6 +336,21 @@ def _distribution_plot(reports: list[dict[str, Any]], metric: str, label: str) -
     parts.append(f'<text x="{left + width - 60}" y="{axis_y}">{escape(label)} {top_text}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _simulated_note(reports: list[dict[str, Any]]) -> str:
+    """Which configurations' usage figures were made up, so no one reads them as measured."""
+    made_up = [
+        escape(report["run"].get("name") or report["run"]["agent"])
+        for report in reports
+        if simulated_figures(report["run"])
+    ]
+    if not made_up:
+        return ""
+    return (
+        f'<p class="muted" id="simulated">Simulated: {", ".join(made_up)} made up the figures '
+        "marked (simulated): its tokens, cost and wall time measure nothing.</p>"
+    )
 
 
 def render_html(document: dict[str, Any]) -> str:
@@ -350,10 +379,12 @@ def render_html(document: dict[str, Any]) -> str:
             "<title>agentbench report</title>",
             f"<style>{CSS}</style></head><body data-summary='{data}'>",
             "<h1>agentbench report</h1>",
-            f'<p class="muted">{len(reports)} configuration(s), {len(task_ids)} tasks. '
+            f'<p class="muted">{plural(len(reports), "configuration")}, '
+            f"{plural(len(task_ids), 'task')}. "
             "Click a column heading to sort; hover a cell for the trial's diff summary.</p>",
             "<h2>Leaderboard</h2>",
             _leaderboard(reports),
+            _simulated_note(reports),
             combined_line,
             "<h2>Families</h2>",
             family_table,

@@ -1,12 +1,71 @@
-"""The terminal table: one row per task, then the totals."""
+"""The terminal summary: the per-task table, then the run's figures, within a line budget.
+
+A benchmark run's summary is the last thing pytest prints, so it has to fit one screen. Every
+block of it is a Section: head lines always shown, then rows cut to the budget that is left,
+with one line saying how many were left out and where to find them. Later blocks (arms,
+integrity, metering) are Sections too, and share the same budget.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_agentbench.report.document import simulated_figures
 from pytest_agentbench.report.table import format_table
+from pytest_agentbench.report.wording import plural
 
-MAX_ROWS = 400
+SCREEN_LINES = 50
+"""The block printed at the end of a run, with pytest's closing line, fits in this many."""
+
+SIMULATED_LABEL = " (simulated)"
+SIMULATED_NAMES = {"tokens": "tokens", "cost_usd": "cost", "wall_s": "wall time"}
+
+
+@dataclass
+class Section:
+    """One block of the summary: `head` in full, then as many `rows` as the budget allows.
+
+    `ranked` orders the rows' indexes most telling first: when rows must be cut, those shown
+    are the first of that order, in that order. `more(hidden, shown)` gives the lines standing
+    for the rows not shown (how many lines must not depend on the numbers).
+    """
+
+    head: list[str]
+    rows: list[str] = field(default_factory=list)
+    ranked: Sequence[int] | None = None
+    more: Callable[[int, int], list[str]] = lambda hidden, shown: [
+        f"... {plural(hidden, 'more row')}"
+    ]
+
+
+def fit(sections: Sequence[Section], budget: int | None) -> list[str]:
+    """The sections' lines in at most `budget` lines (None: no limit).
+
+    Heads always show. When every row fits, every row shows; else rows are given what is left,
+    section by section in order, keeping room for the `more` lines of the sections after. A
+    budget too small for the heads and `more` lines still shows them: they are what the run
+    measured and where the rest is.
+    """
+    left = None if budget is None else budget - sum(len(section.head) for section in sections)
+    if left is not None and sum(len(section.rows) for section in sections) <= left:
+        left = None
+    costs = [len(section.more(len(section.rows), 0)) if section.rows else 0 for section in sections]
+    lines: list[str] = []
+    for index, section in enumerate(sections):
+        rows = section.rows
+        available = None if left is None else left - sum(costs[index + 1 :])
+        if available is None or len(rows) <= available:
+            lines += section.head + list(rows)
+            left = None if left is None else left - len(rows)
+            continue
+        room = max(available - costs[index], 0)
+        order = section.ranked if section.ranked is not None else range(len(rows))
+        shown = [rows[position] for position in list(order)[:room]]
+        lines += section.head + shown + section.more(len(rows) - room, room)
+        left = max(available - room - costs[index], 0) + sum(costs[index + 1 :])
+    return lines
 
 
 def _pct(value: float | None) -> str:
@@ -19,57 +78,98 @@ def _num(value: float | None, digits: int = 2) -> str:
 
 def _stat(stat: dict[str, Any], digits: int) -> str:
     if not stat["known"]:
-        return f"unknown ({stat['missing']} trials unreported)"
+        if not stat["missing"]:
+            return "unknown (no scored trials)"
+        return f"unknown ({plural(stat['missing'], 'trial')} unreported)"
     text = f"median {stat['median']:.{digits}f}, mean {stat['mean']:.{digits}f}"
     if stat["missing"]:
         text += f" ({stat['known']} known, {stat['missing']} unreported)"
     else:
-        text += f" ({stat['known']} trials)"
+        text += f" ({plural(stat['known'], 'trial')})"
     return text
 
 
-def render(report: dict[str, Any]) -> list[str]:
-    """Lines for pytest's terminal summary."""
-    rows = []
-    for task in report["tasks"][:MAX_ROWS]:
-        rows.append(
-            [
-                task["id"],
-                task["outcomes"] or "(none)",
-                _pct(task["first_exact"]),
-                _pct(task["final_exact"]),
-                _num(task["flip_rate"]),
-            ]
-        )
+def _rank(task: dict[str, Any]) -> tuple[float, float, str]:
+    """Most telling first: fewest first-exact trials (unobserved before all), then most flips."""
+    first = task["first_exact"]
+    return (-1.0 if first is None else first, -(task["flip_rate"] or 0.0), task["id"])
+
+
+def task_section(report: dict[str, Any], where: str) -> Section:
+    """The per-task table; cut, it keeps the tasks that failed or flipped most."""
+    tasks = report["tasks"]
+    rows = [
+        [
+            task["id"],
+            task["outcomes"] or "(none)",
+            _pct(task["first_exact"]),
+            _pct(task["final_exact"]),
+            _num(task["flip_rate"]),
+        ]
+        for task in tasks
+    ]
     lines = format_table(["task", "outcomes", "first", "final", "flip"], rows, right={2, 3, 4})
-    hidden = len(report["tasks"]) - MAX_ROWS
-    if hidden > 0:
-        lines.append(f"... {hidden} more tasks (see --agentbench-json)")
+    ranked = sorted(range(len(tasks)), key=lambda index: _rank(tasks[index]))
+    return Section(
+        head=lines[:2],
+        rows=lines[2:],
+        ranked=ranked,
+        more=lambda hidden, shown: [
+            f"... {plural(hidden, 'more task')} not shown; above, the {shown} with the fewest "
+            "first-exact trials, then the most flips",
+            f"the full table: {where}",
+        ],
+    )
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """The run's figures: what ran, outcomes, quality, intervals and usage."""
     s = report["summary"]
     run = report["run"]
-    lines += [
-        "",
+    simulated = simulated_figures(run)
+
+    def usage(label: str, key: str) -> str:
+        return label + (SIMULATED_LABEL if key in simulated else "") + ": "
+
+    lines = [
         f"agent {run['agent']}  model {run['model'] or 'default'}  repeats {run['repeats']}  "
         f"sandbox {run['sandbox']}",
-        f"tasks {s['tasks_observed']}/{s['tasks_declared']} observed  trials {s['trials']} scored"
+        f"tasks {s['tasks_observed']}/{s['tasks_declared']} observed  "
+        f"{plural(s['trials'], 'trial')} scored"
         + (f"  provider stops {s['provider_stops']}" if s["provider_stops"] else "")
-        + (f"  errors {s['errors']}" if s["errors"] else ""),
+        + (f"  errors {s['errors']}" if s["errors"] else "")
+        + (f"  not started (budget) {n}" if (n := s.get("budget_exhausted")) else ""),
         f"first exact {_pct(s['first_exact'])}  final exact {_pct(s['final_exact'])}  "
         f"EOF-normalized {_pct(s['eof_normalized'])}",
         f"quality {_num(s['quality'], 3)}  coverage {_pct(s['coverage'])}  "
         f"score {_num(s['score'], 3)}",
-        f"flip rate {_num(s['flip_rate'], 3)} ({s['flip_rate_tasks']} tasks)  "
+        f"flip rate {_num(s['flip_rate'], 3)} ({plural(s['flip_rate_tasks'], 'task')})  "
         f"flaky tasks {_pct(s['flaky_tasks'])}  pass@{s['k']} {_pct(s['pass_at_k'])}  "
         f"pass^{s['k']} {_pct(s['pass_hat_k'])}",
         "first exact 95% CI: Wilson "
         + _interval(s["first_exact_ci"])
         + ", task bootstrap "
         + _interval(s["task_bootstrap_ci"]),
-        f"tokens: {_stat(s['tokens'], 0)}",
-        f"cost USD: {_stat(s['cost_usd'], 4)}",
-        f"wall s: {_stat(s['wall_s'], 2)}",
+        usage("tokens", "tokens") + _stat(s["tokens"], 0),
+        usage("cost USD", "cost_usd") + _stat(s["cost_usd"], 4),
+        usage("wall s", "wall_s") + _stat(s["wall_s"], 2),
     ]
+    if simulated:
+        names = [name for key, name in SIMULATED_NAMES.items() if key in simulated]
+        lines.append(
+            f"simulated: the {run['agent']} agent makes up its {', '.join(names)}; "
+            "they measure nothing"
+        )
     return lines
+
+
+def render(
+    report: dict[str, Any], budget: int | None = None, where: str = "the JSON report"
+) -> list[str]:
+    """Lines for the terminal: every task when `budget` is None, else at most `budget` lines,
+    the table cut first; `where` says where the full table is."""
+    sections = [task_section(report, where), Section(head=["", *summary_lines(report)])]
+    return fit(sections, budget)
 
 
 def _interval(pair: list[float] | None) -> str:
