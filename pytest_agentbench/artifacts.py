@@ -13,7 +13,9 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+from pytest_agentbench import names
 from pytest_agentbench.agents.base import RoundResult
+from pytest_agentbench.diffview import shown_prefix, tree_prefix, workspace_prefix
 from pytest_agentbench.grading import compare_tree
 from pytest_agentbench.tasks.model import Tree
 
@@ -82,20 +84,41 @@ def _text_lines(data: bytes) -> list[str] | None:
     return data[:FILE_LIMIT].decode("utf-8", "replace").splitlines(keepends=True)
 
 
-def _file_diff(rel: str, before: bytes | None, after: bytes | None) -> list[str]:
+def _file_diff(shown: str, before: bytes | None, after: bytes | None) -> list[str]:
     old = _text_lines(before) if before is not None else []
     new = _text_lines(after) if after is not None else []
     if old is None or new is None:
-        return [f"Binary file {rel} changed\n"]
+        return [f"Binary file {shown} changed\n"]
     lines = difflib.unified_diff(
         old,
         new,
-        fromfile=f"a/{rel}" if before is not None else "/dev/null",
-        tofile=f"b/{rel}" if after is not None else "/dev/null",
+        fromfile=f"a/{shown}" if before is not None else "/dev/null",
+        tofile=f"b/{shown}" if after is not None else "/dev/null",
     )
     return [
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     ]
+
+
+def _entry_diff(input_tree: Tree, workspace: Path, rel: str, kind: str) -> list[str]:
+    """The diff lines of one changed, deleted or created entry (rel encoded), each file read
+    up to FILE_LIMIT only."""
+    shown = names.show(rel)
+    if rel.endswith("/"):
+        return [f"Only in workspace: {shown}\n"]
+    notes = []
+    before = after = None
+    if kind != "created":
+        before, size = tree_prefix(input_tree, names.to_os(rel), FILE_LIMIT)
+        notes.append(shown_prefix(size, FILE_LIMIT))
+    if kind != "deleted":
+        try:
+            after, size = workspace_prefix(workspace, rel, FILE_LIMIT)
+        except OSError as error:
+            return [f"Unreadable in workspace: {shown} ({error.strerror})\n"]
+        notes.append(shown_prefix(size, FILE_LIMIT))
+    block = _file_diff(shown, before, after)
+    return [f"{shown}: {note}\n" for note in notes if note] + block
 
 
 def workspace_diff(
@@ -103,7 +126,8 @@ def workspace_diff(
 ) -> str:
     """A unified diff from the task's input tree to the final workspace, at most DIFF_LIMIT.
 
-    Files in known_unchanged are known to hold their input bytes and are not read again.
+    Files in known_unchanged are known to hold their input bytes and are not read again; no
+    file is read past FILE_LIMIT, and a diff of a longer file says so.
     """
     change = compare_tree(input_tree, workspace, known_unchanged)
     out: list[str] = []
@@ -112,20 +136,15 @@ def workspace_diff(
     entries += [(rel, "deleted") for rel in change.missing]
     entries += [(rel, "created") for rel in change.unexpected]
     for rel, kind in sorted(entries):
-        path = workspace / rel
-        if kind != "deleted" and not path.is_file():
-            block = [f"Only in workspace: {rel}/\n"] if path.is_dir() else []
-        else:
-            before = input_tree.read(rel) if kind != "created" else None
-            after = path.read_bytes() if kind != "deleted" else None
-            block = _file_diff(rel, before, after)
-        for line in block:
+        for line in _entry_diff(input_tree, workspace, rel, kind):
             if size + len(line) > DIFF_LIMIT:
                 out.append("... (diff cut)\n")
                 return "".join(out)
             out.append(line)
             size += len(line)
-    out.extend(f"Invalid entry (symlink or special file): {rel}\n" for rel in change.invalid)
+    out.extend(
+        f"Invalid entry (symlink or special file): {names.show(rel)}\n" for rel in change.invalid
+    )
     return "".join(out)
 
 

@@ -23,6 +23,7 @@ COMMANDS = {
     "merge": "pytest_agentbench.commands.merge",
     "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",
+    "status": "pytest_agentbench.commands.status",
     "serve-script": "pytest_agentbench.commands.serve_script",
     "clean": "pytest_agentbench.commands.clean",
 }

@@ -10,28 +10,33 @@ interpreter; this process only writes records to the helper's stdin. The pipe is
 ``wait_for_file_work`` waits until the helper has done everything handed over so far; at exit
 the helper finishes and stops, also when this process was killed. A helper that cannot start
 or has died is replaced by doing the work in place. Writes that could not be made are returned
-by the next wait, one message per file, for the run to report.
+by the next wait, one message per file, for the run to report, and so are trees that could not
+be removed whole (one message per tree). Trees are removed by fdtree, whatever an agent left in
+them; the helper runs its source.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import inspect
 import os
-import shutil
 import struct
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+from pytest_agentbench import fdtree
+
 # Runs with -I -S: the standard library only, no site-packages, no environment. A record is a
 # header (kind, length of the path, length of the data) then the path and the data. Kinds:
 # r remove a tree, w write a file (making its directory), s once every earlier record is done,
-# answer the failures since the last answer: their length (4 bytes), then UTF-8 lines.
+# answer the failures since the last answer: their length (4 bytes), then UTF-8 lines;
+# d make a directory, l make a symlink whose target is the data (both making parents).
 HEADER = struct.Struct(">cII")
-HELPER = """
-import os, queue, shutil, struct, threading
+HELPER_LOOP = """
+import os, queue, struct, threading
 HEADER = struct.Struct(">cII")
 work, failures = queue.Queue(16), []
 def run():
@@ -39,11 +44,16 @@ def run():
         kind, path, data = work.get()
         try:
             if kind == b"r":
-                shutil.rmtree(path, ignore_errors=True)
+                failures.extend(removal_failures(path, fdtree.remove_tree(path)))
+            elif kind == b"d":
+                os.makedirs(path, exist_ok=True)
             else:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "wb") as handle:
-                    handle.write(data)
+                if kind == b"l":
+                    os.symlink(data, path)
+                else:
+                    with open(path, "wb") as handle:
+                        handle.write(data)
         except OSError as error:
             failures.append(f"could not write {path}: {error.strerror or error}")
         finally:
@@ -64,17 +74,44 @@ while len(header := stream.read(HEADER.size)) == HEADER.size:
         work.put((kind, path, data))
 work.join()
 """
+
+
+def removal_failures(path: str, problems: list[str]) -> list[str]:
+    """At most one line per tree for what fdtree.remove_tree could not remove."""
+    if not problems:
+        return []
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return [f"could not remove all of {path}: {problems[0]}{more}"]
+
+
+def _helper_program() -> str:
+    """The helper's source: fdtree and removal_failures (standard library only), then the loop."""
+    module = "fdtree = types.ModuleType('fdtree')\n"
+    module += (
+        f"exec(compile({Path(fdtree.__file__).read_text()!r}, 'fdtree', 'exec'), fdtree.__dict__)\n"
+    )
+    return "import types\n" + module + inspect.getsource(removal_failures) + HELPER_LOOP
+
+
+HELPER = _helper_program()
 PIPE_BYTES = 4096
 HELPER_DIED = "the file helper stopped early: artifacts handed to it may be missing"
 
 
-def _do_here(kind: bytes, path: str, data: bytes) -> None:
+def _do_here(kind: bytes, path: str, data: bytes) -> list[str]:
+    """Do one record in this process; the removal failures (a failed write raises)."""
     if kind == b"r":
-        shutil.rmtree(path, ignore_errors=True)
-        return
+        return removal_failures(path, fdtree.remove_tree(path))
+    if kind == b"d":
+        os.makedirs(path, exist_ok=True)
+        return []
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    if kind == b"l":
+        os.symlink(data, path)
+        return []
     with open(path, "wb") as handle:
         handle.write(data)
+    return []
 
 
 class FileWorker:
@@ -93,7 +130,7 @@ class FileWorker:
             except OSError:  # no helper (could not start, or killed): do it here
                 self._stop()
                 try:
-                    _do_here(kind, str(path), data)
+                    self.failures.extend(_do_here(kind, str(path), data))
                 except OSError as error:
                     self.failures.append(f"could not write {path}: {error.strerror or error}")
 
@@ -188,6 +225,16 @@ def remove_later(path: Path) -> None:
 def write_later(path: Path, data: bytes) -> None:
     """Write data to path soon (making its directory), off the trial's critical path."""
     _worker.put(b"w", path, data)
+
+
+def make_dir_later(path: Path) -> None:
+    """Make a directory (and its parents) soon, off the trial's critical path."""
+    _worker.put(b"d", path)
+
+
+def symlink_later(path: Path, target: bytes) -> None:
+    """Make path a symlink to target soon (making its directory); the target is not followed."""
+    _worker.put(b"l", path, target)
 
 
 def wait_for_file_work() -> list[str]:

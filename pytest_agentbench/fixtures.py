@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentbench import names
 from pytest_agentbench.agents.base import Agent
 from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
 from pytest_agentbench.artifacts import secret_variables, trial_artifacts
@@ -169,7 +170,7 @@ def pytest_runtest_makereport(
         observation = error_observation(item.task_id, item.repeat, str(call.excinfo.value))
     else:
         return report
-    setattr(report, REPORT_ATTRIBUTE, json.loads(json.dumps(observation)))
+    setattr(report, REPORT_ATTRIBUTE, names.json_safe(json.loads(json.dumps(observation))))
     artifacts = item.stash.get(ARTIFACTS_KEY, None)
     if artifacts is not None and call.when == "call":
         setattr(report, ARTIFACTS_ATTRIBUTE, artifacts)

@@ -1,6 +1,9 @@
 """Exact file-tree grading: byte-equal regular files, nothing missing, nothing extra.
 
-Files are compared in chunks so memory stays flat however large a file is.
+The workspace is walked through directory descriptors (fdtree), so any name, depth or mode an
+agent left is graded; FIFOs, sockets and devices are invalid entries, never opened. Files are
+compared by size first, then in chunks, so memory stays flat however large a file is. Paths in
+a Grade are encoded by pytest_agentbench.names.
 """
 
 from __future__ import annotations
@@ -8,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Collection
@@ -16,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from pytest_agentbench.tasks.model import Task, Tree, file_matches
+from pytest_agentbench import fdtree, names
+from pytest_agentbench.tasks.model import Task, Tree, file_matches_fd
 
 CHUNK = 1 << 20
 _TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
@@ -41,36 +44,53 @@ class Grade:
 
 @dataclass
 class WorkspaceListing:
-    files: dict[str, str]  # relative path -> host path
-    dirs: set[str]
-    invalid: list[str]
+    """Every entry of a workspace by its path's bytes, and what the expected files hold."""
+
+    files: set[bytes] = field(default_factory=set)
+    dirs: set[bytes] = field(default_factory=set)
+    invalid: list[str] = field(default_factory=list)  # encoded names, sorted
+    differing: list[str] = field(default_factory=list)  # expected paths (tree form)
 
 
-def list_workspace(root: Path) -> WorkspaceListing:
-    """Every entry under root, never following symlinks; non-regular entries are invalid."""
-    listing = WorkspaceListing(files={}, dirs=set(), invalid=[])
-    stack = [(str(root), "")]
-    while stack:
-        directory, prefix = stack.pop()
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                rel = prefix + entry.name
-                if entry.is_symlink():
-                    listing.invalid.append(rel)
-                elif entry.is_dir(follow_symlinks=False):
-                    listing.dirs.add(rel)
-                    stack.append((entry.path, rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    listing.files[rel] = entry.path
-                else:
-                    listing.invalid.append(rel)
+def list_workspace(
+    root: Path, expected: Tree | None = None, skip: Collection[str] = frozenset()
+) -> WorkspaceListing:
+    """Every entry under root, never following symlinks (any depth, names, modes); entries
+    that are not regular files or directories are invalid and never opened. Files that the
+    expected tree also holds (but not those in skip) are compared while their directory is
+    open: sizes first, then bytes, streamed."""
+    listing = WorkspaceListing()
+    wanted = {os.fsencode(rel): rel for rel in expected.paths()} if expected is not None else {}
+    for found in fdtree.walk(str(root)):
+        if found.kind == fdtree.FILE:
+            listing.files.add(found.rel)
+            rel = wanted.get(found.rel)
+            if (
+                expected is not None
+                and rel is not None
+                and rel not in skip
+                and not _matches(expected, rel, found)
+            ):
+                listing.differing.append(rel)
+        elif found.kind == fdtree.DIR:
+            listing.dirs.add(found.rel)
+        else:
+            listing.invalid.append(names.encode(found.rel))
     listing.invalid.sort()
     return listing
 
 
-def _parents(path: str) -> list[str]:
-    parts = path.split("/")[:-1]
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+def _matches(expected: Tree, rel: str, found: fdtree.Found) -> bool:
+    fd = fdtree.open_file(found.dir_fd, found.name)
+    try:
+        return file_matches_fd(expected, rel, fd)
+    finally:
+        os.close(fd)
+
+
+def _parents(path: bytes) -> list[bytes]:
+    parts = path.split(b"/")[:-1]
+    return [b"/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _open_expected(expected: Tree, rel: str) -> BinaryIO:
@@ -118,9 +138,10 @@ def trimmed_length(handle: BinaryIO) -> int:
     return 0
 
 
-def _equal_ignoring_eof(expected: Tree, rel: str, actual_path: str) -> bool:
+def _equal_ignoring_eof(expected: Tree, rel: str, workspace: Path) -> bool:
     """Equal once the trailing runs of LF/CRLF are removed from both sides (streamed)."""
-    with _open_expected(expected, rel) as left, open(actual_path, "rb") as right:
+    fd = fdtree.open_beneath(str(workspace), os.fsencode(rel))
+    with _open_expected(expected, rel) as left, open(fd, "rb") as right:
         length = trimmed_length(left)
         if trimmed_length(right) != length:
             return False
@@ -135,40 +156,37 @@ def compare_tree(
     """Compare the workspace with the expected tree, byte for byte.
 
     Files in known_equal were already found to hold the tree's bytes and are not read again.
+    Paths in the grade are encoded (pytest_agentbench.names); ``matched`` holds the tree's own.
     """
-    actual = list_workspace(workspace)
+    actual = list_workspace(workspace, expected, known_equal)
     expected_paths = expected.paths()
-    expected_files = set(expected_paths)
-    expected_dirs = set(expected.empty_dirs())
-    for rel in expected_paths:
+    expected_files = {os.fsencode(rel) for rel in expected_paths}
+    expected_dirs = {os.fsencode(rel) for rel in expected.empty_dirs()}
+    for rel in expected_files:
         expected_dirs.update(_parents(rel))
-    for rel in list(expected.empty_dirs()):
+    for rel in list(expected_dirs):
         expected_dirs.update(_parents(rel))
 
     # A directory is reported only when no file entry beneath it already tells the story.
     missing = [p for p in expected_files if p not in actual.files]
-    missing += [d + "/" for d in expected.empty_dirs() if d not in actual.dirs]
+    missing += [d + b"/" for d in map(os.fsencode, expected.empty_dirs()) if d not in actual.dirs]
     unexpected = [p for p in actual.files if p not in expected_files]
     explained = {parent for path in unexpected for parent in _parents(path)}
-    unexpected += [d + "/" for d in actual.dirs if d not in expected_dirs and d not in explained]
-    present = [rel for rel in expected_paths if rel in actual.files]
-    differing = [
-        rel
-        for rel in present
-        if rel not in known_equal and not file_matches(expected, rel, actual.files[rel])
-    ]
+    unexpected += [d + b"/" for d in actual.dirs if d not in expected_dirs and d not in explained]
+    differing = sorted(actual.differing)
     invalid = actual.invalid
     exact = not (missing or unexpected or differing or invalid)
     eof_ok = exact or (
         not (missing or unexpected or invalid)
-        and all(_equal_ignoring_eof(expected, rel, actual.files[rel]) for rel in differing)
+        and all(_equal_ignoring_eof(expected, rel, workspace) for rel in differing)
     )
+    present = [rel for rel in expected_paths if os.fsencode(rel) in actual.files]
     return Grade(
         exact=exact,
         eof_normalized=eof_ok,
-        differing=differing,
-        missing=sorted(missing),
-        unexpected=sorted(unexpected),
+        differing=[names.from_os(rel) for rel in differing],
+        missing=sorted(map(names.encode, missing)),
+        unexpected=sorted(map(names.encode, unexpected)),
         invalid=invalid,
         matched=frozenset(present).difference(differing),
     )
@@ -208,8 +226,8 @@ def grade_task(task: Task, workspace: Path) -> Grade:
     assert task.verifier is not None
     with tempfile.TemporaryDirectory(prefix="agentbench-grade-") as scratch:
         copy = Path(scratch) / "verify-copy"
-        shutil.copytree(workspace, copy, symlinks=True)
-        invalid = list_workspace(copy).invalid
+        left_out = fdtree.copy_tree(str(workspace), str(copy))
+        invalid = sorted({*list_workspace(copy).invalid, *map(names.encode, left_out)})
         grade = run_verifier(task.verifier, copy, timeout=max(30.0, task.timeout))
     if invalid:
         grade.exact = grade.eof_normalized = False

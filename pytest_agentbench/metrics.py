@@ -172,6 +172,7 @@ def summarize(
         "trials": len(scored),
         "provider_stops": sum(1 for o in observations if o["status"] == "provider_stop"),
         "errors": sum(1 for o in observations if o["status"] == "error"),
+        "budget_exhausted": sum(1 for o in observations if o["status"] == "budget_exhausted"),
         "first_exact": first,
         "final_exact": final,
         "eof_normalized": _mean(eof_rate[observed]),

@@ -26,6 +26,7 @@ from pytest_agentbench.settings import (
 GROUP = "agentbench"
 SANDBOX_CHOICES = ("auto", "tmp", "bwrap", "docker")
 AGENT_HOME_CHOICES = ("auto", "disk")
+KEEP_CHOICES = ("none", "failed", "all")
 
 
 def _add(
@@ -185,6 +186,30 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         "run only shard I of N (whole tasks, balanced by task count), e.g. 2/3",
         ini=False,
     )
+    _add(
+        parser,
+        group,
+        "--agentbench-keep",
+        "keep",
+        f"{'|'.join(KEEP_CHOICES)}: keep trial workspaces in the run directory for inspection "
+        "(failed: trials not exact at the final round; default none)",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-budget-usd",
+        "budget_usd",
+        "start no new trial once this run's known cost (self-reported) reaches X USD",
+        ini=False,
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-budget-tokens",
+        "budget_tokens",
+        "start no new trial once this run's known tokens (self-reported) reach N",
+        ini=False,
+    )
 
 
 def _add_prices_options(parser: pytest.Parser, group: Any) -> None:
@@ -258,6 +283,13 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         raise pytest.UsageError(
             f"--agent-home {agent_home!r}: choose one of {', '.join(AGENT_HOME_CHOICES)}"
         )
+    keep = str(_value(config, "keep", "none"))
+    if keep not in KEEP_CHOICES:
+        raise pytest.UsageError(
+            f"--agentbench-keep {keep!r}: choose one of {', '.join(KEEP_CHOICES)}"
+        )
+    budget_usd = config.getoption("budget_usd")
+    budget_tokens = config.getoption("budget_tokens")
     json_raw = _value(config, "json_path", None)
     opts = parse_agent_opts(list(config.getini("agentbench_agent_opt") or []))
     opts.update(parse_agent_opts(config.getoption("agent_opt") or []))
@@ -278,4 +310,15 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         docker_image=_value(config, "docker_image", None),
         agent_home=agent_home,
         sandbox_limits=sandbox_limits_from_config(config, sandbox),
+        keep=keep,
+        budget_usd=(
+            None
+            if budget_usd is None
+            else parse_positive_float("--agentbench-budget-usd", budget_usd, "USD")
+        ),
+        budget_tokens=(
+            None
+            if budget_tokens is None
+            else parse_int("--agentbench-budget-tokens", budget_tokens, 1)
+        ),
     )

@@ -81,9 +81,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from pytest_agentbench.filework import wait_for_file_work
 
         wait_for_file_work()  # every artifact written, no trial directory left, at the end
-    from pytest_agentbench.runs import RESUME_NAME, SHARD_NAME, WRITER_NAME
+    from pytest_agentbench.runs import RUN_PLUGIN_NAMES
 
-    for name in (REPORTER_NAME, RELAY_NAME, WRITER_NAME, RESUME_NAME, SHARD_NAME):
+    for name in (REPORTER_NAME, RELAY_NAME, *RUN_PLUGIN_NAMES):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)

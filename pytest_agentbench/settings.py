@@ -34,6 +34,10 @@ class Settings:
     docker_image: str | None = None
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     agent_home: str = "auto"  # where agents' homes live; measures nothing, so no identity
+    # Run control: what is kept and when to stop starting trials; they measure nothing either.
+    keep: str = "none"  # none | failed | all: trial workspaces kept in the run directory
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
 
     def timeout_for(self, task_timeout: float) -> float:
         return self.agent_timeout if self.agent_timeout is not None else task_timeout
@@ -87,11 +91,11 @@ def parse_int(name: str, raw: object, minimum: int) -> int:
     return value
 
 
-def parse_positive_float(name: str, raw: object) -> float:
+def parse_positive_float(name: str, raw: object, unit: str = "seconds") -> float:
     try:
         value = float(str(raw))
     except ValueError:
-        raise pytest.UsageError(f"{name}: expected a number of seconds > 0, got {raw!r}") from None
-    if value <= 0:
-        raise pytest.UsageError(f"{name}: expected a number of seconds > 0, got {value}")
+        raise pytest.UsageError(f"{name}: expected a number of {unit} > 0, got {raw!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise pytest.UsageError(f"{name}: expected a number of {unit} > 0, got {value}")
     return value

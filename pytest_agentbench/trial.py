@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from pytest_agentbench import names
 from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialContext
 from pytest_agentbench.artifacts import workspace_diff
 from pytest_agentbench.diffview import render_grade
@@ -22,6 +23,7 @@ from pytest_agentbench.observation import (
 )
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.sizes import format_size
 from pytest_agentbench.tasks.model import Task
 
 FEEDBACK_PREAMBLE = (
@@ -92,6 +94,7 @@ class AttemptEnd(NamedTuple):
     failure_text: str
     stop: str | None
     grade: Grade | None
+    over_disk: bool = False  # the workspace grew past --sandbox-disk: nothing may read it
 
 
 @dataclass
@@ -126,7 +129,11 @@ class Trial:
                 final_exact, failure_text, stop = end.exact, end.failure_text, end.stop
                 # Files that match the expected tree where it equals the input need no reread.
                 unchanged = self.task.unchanged_paths & end.grade.matched if end.grade else set()
-                final_diff = workspace_diff(self.task.input_tree, sandbox.workspace, unchanged)
+                final_diff = (
+                    failure_text
+                    if end.over_disk
+                    else workspace_diff(self.task.input_tree, sandbox.workspace, unchanged)
+                )
             finally:
                 if attempt:
                     sandbox.close()
@@ -157,24 +164,13 @@ class Trial:
                 if result.provider_stop:
                     stop = result.provider_stop
                     return AttemptEnd(False, f"provider stop: {stop}", stop, grade)
+                over_disk = self._over_disk(sandbox)
+                if over_disk:
+                    rounds.append(self._round_record(attempt, round_index, result, None, over_disk))
+                    return AttemptEnd(False, over_disk, None, None, over_disk=True)
                 grade = self.grade(self.task, sandbox.workspace)
                 exact = grade.exact and result.clean
-                eof = grade.eof_normalized and result.clean
-                rounds.append(
-                    {
-                        "attempt": attempt,
-                        "round": round_index,
-                        "exit_code": result.exit_code,
-                        "timed_out": result.timed_out,
-                        "wall_s": round(result.wall_s, 6),
-                        "exact": exact,
-                        "eof_normalized": eof,
-                        "differing": grade.differing,
-                        "missing": grade.missing,
-                        "unexpected": grade.unexpected,
-                        "invalid": grade.invalid,
-                    }
-                )
+                rounds.append(self._round_record(attempt, round_index, result, grade))
                 if exact:
                     return AttemptEnd(True, "", None, grade)
                 failure_text = self._describe_failure(result, grade, sandbox)
@@ -182,6 +178,38 @@ class Trial:
         finally:
             session.close()
         return AttemptEnd(False, failure_text, None, grade)
+
+    def _over_disk(self, sandbox: Sandbox) -> str:
+        """Why the round may not be graded: the workspace and private home together take more
+        than --sandbox-disk (apparent size or allocated blocks); empty when within it."""
+        limit = self.settings.sandbox_limits.disk
+        used = sandbox.disk_used()
+        if used <= limit:
+            return ""
+        shown = self.settings.sandbox_limits.disk_text
+        return f"workspace grew past --sandbox-disk {shown}: {format_size(used)}"
+
+    @staticmethod
+    def _round_record(
+        attempt: int, index: int, result: RoundResult, grade: Grade | None, over_disk: str = ""
+    ) -> RoundRecord:
+        """The round's record; a round over the disk limit is not graded and not exact."""
+        record: RoundRecord = {
+            "attempt": attempt,
+            "round": index,
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "wall_s": round(result.wall_s, 6),
+            "exact": grade is not None and grade.exact and result.clean,
+            "eof_normalized": grade is not None and grade.eof_normalized and result.clean,
+            "differing": grade.differing if grade else [],
+            "missing": grade.missing if grade else [],
+            "unexpected": grade.unexpected if grade else [],
+            "invalid": grade.invalid if grade else [],
+        }
+        if over_disk:
+            record["over_disk"] = over_disk
+        return record
 
     def _describe_failure(self, result: RoundResult, grade: Grade, sandbox: Sandbox) -> str:
         lines = []
@@ -191,7 +219,7 @@ class Trial:
             lines.append(f"agent exited with code {result.exit_code}")
         if not result.clean and result.stderr_tail:
             lines.append("agent stderr (tail):")
-            lines.extend(result.stderr_tail.splitlines()[-15:])
+            lines.extend(map(names.show, result.stderr_tail.splitlines()[-15:]))
         lines.append(render_grade(grade, self.task.expected_tree, sandbox.workspace))
         return "\n".join(line for line in lines if line)
 

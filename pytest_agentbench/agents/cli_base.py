@@ -15,7 +15,7 @@ import re
 import subprocess
 import tempfile
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,15 +106,39 @@ def provider_stop(result: ProcessResult, facts: StreamFacts) -> str | None:
     return None
 
 
+EVENT_LINE_LIMIT = 16 << 20  # a longer line is no event of any CLI: skipped, never held whole
+
+
+def _bounded_lines(path: Path) -> Iterator[bytes]:
+    """The file's lines, streamed; a line longer than EVENT_LINE_LIMIT is read past, not kept."""
+    with open(path, "rb") as handle:
+        while line := handle.readline(EVENT_LINE_LIMIT):
+            if len(line) == EVENT_LINE_LIMIT and not line.endswith(b"\n"):
+                while (rest := handle.readline(EVENT_LINE_LIMIT)) and not rest.endswith(b"\n"):
+                    pass
+                continue
+            yield line
+
+
+def read_tail(path: Path, limit: int) -> bytes:
+    """The last limit bytes of a file (empty when there is none), never reading the rest."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - limit))
+            return handle.read(limit)
+    except OSError:
+        return b""
+
+
 def read_events(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of an event file, one a line; other lines (banners, junk) are skipped."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = list(_bounded_lines(path))
     except OSError:
         return []
     events = []
-    for line in text.splitlines():
-        line = line.strip()
+    for raw in lines:
+        line = raw.decode("utf-8", "replace").strip()
         if not line.startswith("{"):
             continue
         try:
@@ -349,7 +373,7 @@ class CliSession(AgentSession):
         facts = agent.parse(read_events(events_file))
         tokens = self.round_tokens(facts.tokens)
         self.session_id = facts.session_id or self.session_id
-        stdout = events_file.read_bytes()[-TAIL_CHARS:] if events_file.exists() else b""
+        stdout = read_tail(events_file, TAIL_CHARS)
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,

@@ -10,6 +10,7 @@ import json
 from html import escape
 from typing import Any
 
+from pytest_agentbench import names
 from pytest_agentbench.configurations import configurations_of
 from pytest_agentbench.metrics import trial_tokens
 from pytest_agentbench.observation import Observation
@@ -168,7 +169,7 @@ def _cell_title(observation: Observation, simulated: set[str]) -> str:
         last = rounds[-1]
         for key in ("differing", "missing", "unexpected", "invalid"):
             if last.get(key):
-                lines.append(f"{key}: {', '.join(last[key][:8])}")
+                lines.append(f"{key}: {', '.join(map(names.show, last[key][:8]))}")
         if last.get("timed_out"):
             lines.append("timed out")
         elif last.get("exit_code") not in (0, None):

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pytest_agentbench import fdtree
 from pytest_agentbench.filework import remove_later
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.tasks.model import Task
@@ -89,6 +90,14 @@ class Sandbox(ABC):
                 self._home = self.root / "home"
                 self._home.mkdir(exist_ok=True)  # root is private: a home/ there is ours
         return self._home
+
+    def disk_used(self) -> int:
+        """Bytes the workspace and the private home (once made) take together: per entry the
+        larger of its apparent size and its allocated blocks (a sparse file at its length)."""
+        roots = [str(self.workspace)]
+        if self._home is not None:
+            roots.append(str(self._home))
+        return fdtree.disk_usage(roots)
 
     def _remove_files_later(self) -> None:
         """Hand the trial's directories to the file helper (the processes are gone)."""

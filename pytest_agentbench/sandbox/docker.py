@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench import fdtree
 from pytest_agentbench.sandbox.base import (
     OUTPUT_TAIL,
     ProcessResult,
@@ -137,11 +138,14 @@ def _tar_dirs(dirs: Mapping[str, Path], uid: int, gid: int) -> bytes:
 def _replace_from_tar(chunks: Any, host_dir: Path) -> None:
     """Make host_dir hold exactly the tree of a get_archive stream (whose top is the dir)."""
     with tempfile.TemporaryDirectory(dir=host_dir.parent) as scratch:
-        data = io.BytesIO(b"".join(chunks))
-        with tarfile.open(fileobj=data) as archive:
-            archive.extractall(scratch, filter="data")
+        with tempfile.TemporaryFile(dir=scratch) as data:  # on disk: memory stays flat
+            for chunk in chunks:
+                data.write(chunk)
+            data.seek(0)
+            with tarfile.open(fileobj=data) as archive:
+                archive.extractall(scratch, filter="data")
         (extracted,) = Path(scratch).iterdir()
-        shutil.rmtree(host_dir)
+        fdtree.remove_tree(str(host_dir))
         extracted.rename(host_dir)
 
 
@@ -240,7 +244,7 @@ class DockerSandbox(Sandbox):
 
     def close(self) -> None:
         self.provider.remove(self.container)
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._remove_files_later()
 
 
 class DockerProvider(SandboxProvider):

@@ -63,15 +63,20 @@ def same_files(left: str, right: str) -> bool:
 
     Plain try/finally rather than _descriptor: graders call this once per file of a tree.
     """
-    left_fd = os.open(left, _READ)
+    right_fd = os.open(right, _READ)
     try:
-        right_fd = os.open(right, _READ)
-        try:
-            return _same_content(left_fd, right_fd)
-        finally:
-            os.close(right_fd)
+        return same_as_file(right_fd, left)
     finally:
-        os.close(left_fd)
+        os.close(right_fd)
+
+
+def same_as_file(fd: int, path: str) -> bool:
+    """Whether the open file fd holds the same bytes as the file at path (sizes first)."""
+    path_fd = os.open(path, _READ)
+    try:
+        return _same_content(path_fd, fd)
+    finally:
+        os.close(path_fd)
 
 
 def _same_content(left_fd: int, right_fd: int) -> bool:
@@ -91,12 +96,17 @@ def _same_content(left_fd: int, right_fd: int) -> bool:
 def same_as(path: str, data: bytes) -> bool:
     """Whether the file at path holds exactly data (held in memory already)."""
     with _descriptor(path) as fd:
-        if os.fstat(fd).st_size != len(data):
-            return False
-        return all(
-            os.read(fd, min(CHUNK, len(data) - start)) == data[start : start + CHUNK]
-            for start in range(0, len(data), CHUNK)
-        )
+        return same_as_data(fd, data)
+
+
+def same_as_data(fd: int, data: bytes) -> bool:
+    """Whether the open file fd holds exactly data: its size from fstat, then chunks."""
+    if os.fstat(fd).st_size != len(data):
+        return False
+    return all(
+        os.read(fd, min(CHUNK, len(data) - start)) == data[start : start + CHUNK]
+        for start in range(0, len(data), CHUNK)
+    )
 
 
 def _copy_descriptor(src: int, dst: int) -> None:

@@ -294,6 +294,14 @@ def file_matches(tree: Tree, rel: str, path: str) -> bool:
     return files.same_as(path, tree.read(rel))
 
 
+def file_matches_fd(tree: Tree, rel: str, fd: int) -> bool:
+    """Whether the open file fd holds exactly the tree's bytes for rel."""
+    source = tree.open_source(rel)
+    if source is not None:
+        return files.same_as_file(fd, source)
+    return files.same_as_data(fd, tree.read(rel))
+
+
 def replace_with(tree: Tree, workspace: Path) -> None:
     """Make workspace hold exactly the tree, changing only what differs, as an editing agent
     would: files already equal and directories the tree also has stay; every other entry is
