@@ -49,6 +49,9 @@ IMAGE_USER = 1000  # the unprivileged user the agent runs as when the host side 
 PROGRAMS_DIR = "/opt/agentbench/programs"  # host-installed agent CLIs, mounted read-only
 ROUND_SCRIPT = "/opt/agentbench/round.sh"  # the container's command: the current round
 ROUND_SCRIPT_NAME = "round.sh"  # beside workspace/ and home/ on the host
+# Two log files of 8 MB at most: room for the output tail (OUTPUT_TAIL) even when the log's
+# per-line overhead is 30 times the line.
+LOG_BOUND = {"max-size": "8m", "max-file": "2"}
 
 
 def run_label() -> str:
@@ -370,8 +373,9 @@ class DockerProvider(SandboxProvider):
             security_opt=["no-new-privileges"],
             binds=volumes,
             # Each round's output is read back from the log: the engine's own file driver,
-            # whatever the daemon's default is.
-            log_config={"Type": "json-file", "Config": {}},
+            # whatever the daemon's default is, rotated so that an agent flooding its output
+            # costs neither the engine's disk nor this process's memory more than LOG_BOUND.
+            log_config={"Type": "json-file", "Config": LOG_BOUND},
         )
         created = api.create_container(
             image,
