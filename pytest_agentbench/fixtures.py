@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from pytest_agentbench.trial import Trial
 ARTIFACTS_KEY = pytest.StashKey[dict[str, str]]()
 AGENT_KEY = pytest.StashKey[Agent]()
 SECRETS_KEY = pytest.StashKey[list[tuple[str, str]]]()
+# (task id, repeat, final workspace, final exact): keep.WorkspaceKeeper.keep, when keeping
+KEEP_KEY = pytest.StashKey[Callable[[str, int, Path, bool], None]]()
 
 
 def unknown_agent(config: pytest.Config, name: str) -> pytest.UsageError:
@@ -129,6 +132,8 @@ def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
         result: Grade = config.hook.pytest_agentbench_grade(task=task, workspace=workspace)
         return result
 
+    keep = config.stash.get(KEEP_KEY, None)
+
     trial = Trial(
         task=task,
         repeat=item.repeat,
@@ -137,6 +142,7 @@ def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
         settings=settings,
         grade=grade,
         trial_id=f"{task.id}-r{item.repeat}",
+        keep=partial(keep, task.id, item.repeat) if keep is not None else None,
     )
     outcome = trial.run(sandbox)
     item.stash[OBSERVATION_KEY] = outcome.observation
@@ -168,6 +174,8 @@ def pytest_runtest_makereport(
             observation = error_observation(item.task_id, item.repeat, message)
     elif call.when == "setup" and report.failed and call.excinfo is not None:
         observation = error_observation(item.task_id, item.repeat, str(call.excinfo.value))
+    elif call.when == "setup" and report.skipped and OBSERVATION_KEY in item.stash:
+        observation = item.stash[OBSERVATION_KEY]  # not started (budget), saying why
     else:
         return report
     setattr(report, REPORT_ATTRIBUTE, names.json_safe(json.loads(json.dumps(observation))))

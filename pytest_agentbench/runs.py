@@ -1,12 +1,15 @@
-"""Wires the run-level features for one process: run directory, resume and shard.
+"""Wires the run-level features for one process: run directory, resume, shard, kept
+workspaces and budgets.
 
-Every process selects its shard and marks reused trials; only the controller reads the
-record, checks the identity and writes the run directory.
+Every process selects its shard, marks reused trials, keeps workspaces and checks the budget
+before each trial it starts; only the controller reads the record, checks the identity,
+writes the run directory and its progress, and tallies the spend.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +18,17 @@ from pytest_agentbench.settings import Settings
 WRITER_NAME = "agentbench-run-writer"
 RESUME_NAME = "agentbench-resume"
 SHARD_NAME = "agentbench-shard"
+PROGRESS_NAME = "agentbench-progress"
+BUDGET_NAME = "agentbench-budget"
+BUDGET_GATE_NAME = "agentbench-budget-gate"
+RUN_PLUGIN_NAMES = (
+    WRITER_NAME,
+    RESUME_NAME,
+    SHARD_NAME,
+    PROGRESS_NAME,
+    BUDGET_NAME,
+    BUDGET_GATE_NAME,
+)
 
 
 def _option(config: pytest.Config, dest: str) -> str | None:
@@ -37,11 +51,37 @@ def register_run_plugins(config: pytest.Config, settings: Settings, *, worker: b
     if shard_raw:
         config.pluginmanager.register(ShardSelection(*parse_shard(shard_raw)), SHARD_NAME)
     if worker:
-        data = config.workerinput.get(WORKER_INPUT)  # type: ignore[attr-defined]
+        workerinput = config.workerinput  # type: ignore[attr-defined]
+        data = workerinput.get(WORKER_INPUT)
         if data is not None:
             config.pluginmanager.register(Resume.from_workerinput(data), RESUME_NAME)
+        _register_run_control(config, settings, workerinput)
         return
     _register_controller(config, settings, shard_raw)
+
+
+def _register_run_control(
+    config: pytest.Config, settings: Settings, workerinput: dict[str, Any]
+) -> None:
+    """On a worker: keep workspaces where the controller writes the run, and check the budget
+    against the spend file the controller appends."""
+    from pytest_agentbench.budget import WORKER_INPUT, BudgetGate, SpendFileReader
+    from pytest_agentbench.store import RUN_DIR_INPUT
+
+    run_dir = workerinput.get(RUN_DIR_INPUT)
+    if run_dir is not None and settings.keep != "none":
+        _keep_in(config, settings, Path(run_dir))
+    spend_file = workerinput.get(WORKER_INPUT)
+    if spend_file is not None:
+        gate = BudgetGate(settings, SpendFileReader(Path(spend_file)))
+        config.pluginmanager.register(gate, BUDGET_GATE_NAME)
+
+
+def _keep_in(config: pytest.Config, settings: Settings, run_dir: Path) -> None:
+    from pytest_agentbench.fixtures import KEEP_KEY
+    from pytest_agentbench.keep import WorkspaceKeeper
+
+    config.stash[KEEP_KEY] = WorkspaceKeeper(settings.keep, run_dir).keep
 
 
 def _register_controller(config: pytest.Config, settings: Settings, shard: str | None) -> None:
@@ -80,3 +120,14 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         return
     writer = RunWriter(settings, directory, identity, info, sandbox, shard, record)
     config.pluginmanager.register(writer, WRITER_NAME)
+    from pytest_agentbench.progress import ProgressLog
+
+    config.pluginmanager.register(ProgressLog(directory), PROGRESS_NAME)
+    if settings.keep != "none":
+        _keep_in(config, settings, directory)
+    if settings.budget_usd is not None or settings.budget_tokens is not None:
+        from pytest_agentbench.budget import BudgetGate, BudgetLedger
+
+        ledger = BudgetLedger(settings, directory)
+        config.pluginmanager.register(ledger, BUDGET_NAME)
+        config.pluginmanager.register(BudgetGate(settings, ledger.current), BUDGET_GATE_NAME)

@@ -33,6 +33,7 @@ TRIALS_DIR = "trials"
 SYNC_INTERVAL_S = 1.0  # how much of a run a crash of the machine itself may cost
 DEFAULT_ROOT = Path(".agentbench") / "runs"
 RUN_SCHEMA_VERSION = 1
+RUN_DIR_INPUT = "agentbench_run_dir"  # workerinput key: workers write kept workspaces there
 
 
 def now() -> str:
@@ -269,6 +270,10 @@ class RunWriter:
     @property
     def observations_path(self) -> Path:
         return self.directory / OBSERVATIONS_FILE
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[RUN_DIR_INPUT] = str(self.directory)
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:

@@ -23,7 +23,6 @@ from pytest_agentbench.observation import (
 )
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.similarity import changed_lines
 from pytest_agentbench.sizes import format_size
 from pytest_agentbench.tasks.model import Task
 
@@ -33,6 +32,7 @@ FEEDBACK_PREAMBLE = (
 )
 
 GradeFn = Callable[[Task, Path], Grade]
+KeepFn = Callable[[Path, bool], None]  # (final workspace, final exact), before it is removed
 
 
 def feedback_prompt(grade: Grade, result: RoundResult) -> str:
@@ -109,6 +109,7 @@ class Trial:
     settings: Settings
     grade: GradeFn
     trial_id: str
+    keep: KeepFn | None = None  # set by --agentbench-keep
 
     def run(self, first_sandbox: Sandbox) -> TrialOutcome:
         rounds: list[RoundRecord] = []
@@ -135,13 +136,15 @@ class Trial:
                     if end.over_disk
                     else workspace_diff(self.task.input_tree, sandbox.workspace, unchanged)
                 )
+                last = final_exact or stop or attempt == self.settings.retry_failures
+                if last and self.keep is not None and not end.over_disk:
+                    self.keep(sandbox.workspace, final_exact)
             finally:
                 if attempt:
                     sandbox.close()
             if final_exact or stop:
                 break
         observation = self._observation(rounds, results, attempts, final_exact, stop)
-        observation["changed_lines"] = changed_lines(final_diff)
         return TrialOutcome(observation, failure_text, stop, results, final_diff)
 
     def _attempt(
@@ -251,7 +254,6 @@ class Trial:
             "first_exact": bool(first and first["exact"]) and not stop,
             "final_exact": final_exact,
             "eof_normalized": bool(first and first["eof_normalized"]) and not stop,
-            "final_eof_normalized": bool(rounds and rounds[-1]["eof_normalized"]) and not stop,
             "rounds": rounds,
             "tokens": sum_tokens([r.tokens for r in results]),
             "cost_usd": sum_known([r.cost_usd for r in results]),

@@ -72,19 +72,13 @@ def test_json_report_has_the_documented_keys(pytester) -> None:
         "pass_at_k",
         "pass_hat_k",
         "first_exact_ci",
-        "pooled_first_exact",
-        "pooled_first_exact_ci",
-        "final_eof_normalized",
-        "cost_per_success",
-        "similarity",
+        "task_bootstrap_ci",
         "tokens",
-        "output_tokens",
         "cost_usd",
         "wall_s",
     } <= set(report["summary"])
-    for stat in ("tokens", "output_tokens", "cost_usd", "wall_s"):
-        figures = {"median", "mean", "total", "cv", "cv_tasks", "known", "missing"}
-        assert set(report["summary"][stat]) == figures
+    for stat in ("tokens", "cost_usd", "wall_s"):
+        assert set(report["summary"][stat]) == {"median", "mean", "cv", "known", "missing"}
     task = report["tasks"][0]
     assert {
         "id",

@@ -1,0 +1,207 @@
+"""`agentbench status RUN_DIR`: progress of a running or finished run, from its directory.
+
+It reads run.json, observations.jsonl (what every trial measured) and progress.jsonl (what the
+current session planned, started and finished) and writes nothing. ``--json`` prints a
+document of the versioned schema below (docs/ci.md); ``--watch`` refreshes until the run is
+no longer running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_agentbench.observation import Observation
+
+HELP = "progress of a running or finished run: trials done/planned, first exact, spend, ETA"
+SCHEMA = "agentbench-status/1"
+NOT_STARTED = "budget_exhausted"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", type=Path, help="a run directory (pytest --agentbench-dir)")
+    parser.add_argument("--json", action="store_true", help=f"print JSON ({SCHEMA})")
+    parser.add_argument(
+        "--watch", action="store_true", help="refresh until the run is no longer running"
+    )
+    parser.add_argument(
+        "--interval", type=float, default=2.0, help="seconds between refreshes (default 2)"
+    )
+
+
+def read_progress(path: Path) -> list[dict[str, Any]]:
+    """The lines of progress.jsonl; a line being written (or damaged) is skipped."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    records = []
+    for line in data.split(b"\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _alive(session: dict[str, Any]) -> bool | None:
+    """Whether the session's controller still runs (None: on another host, cannot tell)."""
+    if session.get("host") != socket.gethostname() or not isinstance(session.get("pid"), int):
+        return None
+    try:
+        os.kill(session["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _spend(scored: list[Observation]) -> dict[str, Any]:
+    from pytest_agentbench.budget import Spend, spend_of
+
+    spend = Spend()
+    for observation in scored:
+        spend.add(*spend_of(observation))
+    return {
+        "cost_usd": spend.cost_usd if spend.trials > spend.cost_unknown else None,
+        "cost_unknown": spend.cost_unknown,
+        "tokens": spend.tokens if spend.trials > spend.tokens_unknown else None,
+        "tokens_unknown": spend.tokens_unknown,
+    }
+
+
+def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
+    """The status document of a run directory (schema agentbench-status/1)."""
+    from pytest_agentbench.progress import PROGRESS_FILE
+    from pytest_agentbench.store import read_run_directory
+
+    now = time.time() if now is None else now
+    record = read_run_directory(run_dir)
+    progress = read_progress(run_dir / PROGRESS_FILE)
+    session = next((r for r in progress if "session" in r), {})
+    planned = next((r["planned"] for r in progress if "planned" in r), None)
+    finished = next((r for r in progress if "finished" in r), None)
+    started: dict[str, float] = {}
+    ended: list[dict[str, Any]] = []
+    for line in progress:
+        if "start" in line:
+            started[line["start"]] = line["t"]
+        elif "end" in line:
+            started.pop(line["end"], None)
+            ended.append(line)
+    ran = [line for line in ended if line.get("status") != NOT_STARTED]
+    if finished is not None or (not progress and record.run.get("finished_at")):
+        state = "finished"
+    elif not progress:
+        state = "not started"
+    else:
+        state = "stopped" if _alive(session) is False else "running"
+    counts: dict[str, int] = {}
+    for observation in record.observations:
+        counts[observation.get("status", "?")] = counts.get(observation.get("status", "?"), 0) + 1
+    scored = [o for o in record.observations if o.get("status") == "scored"]
+    first = sum(1 for o in scored if o.get("first_exact"))
+    measured = [line for line in ran if not line.get("reused")]
+    elapsed = now - session["session"] if "session" in session else None
+    eta = None
+    if state == "running" and planned is not None and measured and elapsed:
+        remaining = max(planned - len(ended), 0)
+        eta = round(remaining * elapsed / len(measured), 1)
+    settings = record.run.get("settings") or {}
+    return {
+        "schema": SCHEMA,
+        "run_dir": str(run_dir),
+        "run_id": record.run.get("run_id"),
+        "agent": settings.get("agent"),
+        "model": settings.get("model"),
+        "state": state,
+        "exit_status": finished.get("exitstatus") if finished else None,
+        "trials": {
+            "planned": planned,
+            "done": len(ran) if progress else len(record.observations) - counts.get(NOT_STARTED, 0),
+            "not_started": sum(1 for line in ended if line.get("status") == NOT_STARTED)
+            if progress
+            else counts.get(NOT_STARTED, 0),
+            "recorded": counts,
+        },
+        "first_exact": {
+            "passed": first,
+            "scored": len(scored),
+            "rate": first / len(scored) if scored else None,
+        },
+        "spend": _spend(scored),
+        "running": [
+            {"trial": nodeid, "age_s": round(now - at, 1)}
+            for nodeid, at in sorted(started.items(), key=lambda item: item[1])
+        ]
+        if state == "running"
+        else [],
+        "elapsed_s": round(elapsed, 1) if elapsed is not None and state == "running" else None,
+        "eta_s": eta,
+    }
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+def render(doc: dict[str, Any]) -> list[str]:
+    """The status as lines for a terminal."""
+    trials, first, spend = doc["trials"], doc["first_exact"], doc["spend"]
+    planned = "?" if trials["planned"] is None else trials["planned"]
+    state = doc["state"]
+    if doc["exit_status"] is not None:
+        state += f" (exit status {doc['exit_status']})"
+    rate = "unknown" if first["rate"] is None else f"{100 * first['rate']:.1f}%"
+    cost = "unknown" if spend["cost_usd"] is None else f"{spend['cost_usd']:.4f} USD"
+    tokens = "unknown" if spend["tokens"] is None else str(spend["tokens"])
+    lines = [
+        f"run {doc['run_id']}  {doc['run_dir']}  {state}",
+        f"agent {doc['agent']}  model {doc['model'] or 'default'}: "
+        f"{trials['done']}/{planned} trials done"
+        + (f", {trials['not_started']} not started (budget)" if trials["not_started"] else ""),
+        f"first exact so far: {first['passed']}/{first['scored']} scored ({rate})",
+        f"spend so far: {cost} ({spend['cost_unknown']} trials without a cost), "
+        f"{tokens} tokens ({spend['tokens_unknown']} without tokens)",
+    ]
+    if doc["state"] == "running":
+        lines.append(f"elapsed {_duration(doc['elapsed_s'])}  ETA {_duration(doc['eta_s'])}")
+        lines.append(f"running: {len(doc['running'])}")
+        lines += [f"  {r['trial']}  {_duration(r['age_s'])}" for r in doc["running"]]
+    return lines
+
+
+def _show(doc: dict[str, Any], as_json: bool, clear: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(doc) + "\n")
+    else:
+        sys.stdout.write(("\x1b[H\x1b[2J" if clear else "") + "\n".join(render(doc)) + "\n")
+    sys.stdout.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.interval <= 0:
+        raise ValueError(f"--interval {args.interval}: give a number of seconds > 0")
+    clear = args.watch and not args.json and sys.stdout.isatty()
+    try:
+        while True:
+            doc = status(args.run_dir)
+            _show(doc, args.json, clear)
+            if not args.watch or doc["state"] != "running":
+                return 0
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 130
