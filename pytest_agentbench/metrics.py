@@ -7,13 +7,14 @@ docs/metrics.md and are checked against brute-force definitions by property test
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pytest_agentbench.observation import Observation, Outcome
+from pytest_agentbench.similarity import mean_pairwise_jaccard
 
 Z95 = 1.959963984540054
 BOOTSTRAP_DRAWS = 2000
@@ -66,22 +67,32 @@ def bootstrap_mean_interval(
     return [float(low), float(high)]
 
 
-def describe(values: Iterable[float | None]) -> dict[str, Any]:
-    """median, mean and coefficient of variation over known values; says how many were known."""
-    items = list(values)
+def task_cv(values: Sequence[float | None]) -> float | None:
+    """Coefficient of variation of one task's known values: sample standard deviation (n - 1)
+    over the mean; None with fewer than two known values or a mean that is not positive."""
+    known = np.asarray([v for v in values if v is not None], dtype=float)
+    if len(known) < 2 or known.mean() <= 0:
+        return None
+    return float(known.std(ddof=1) / known.mean())
+
+
+def describe(by_task: Sequence[Sequence[float | None]]) -> dict[str, Any]:
+    """median, mean and total over the known values of every task's trials, and the CV within
+    each task averaged over the tasks that have one (rerun-bench's definition: never pooled
+    over tasks, whose sizes differ by design); says how many values and tasks were known."""
+    items = [value for values in by_task for value in values]
     known = np.asarray([v for v in items if v is not None], dtype=float)
-    missing = len(items) - len(known)
-    if len(known) == 0:
-        return {"median": None, "mean": None, "cv": None, "known": 0, "missing": missing}
-    mean = float(known.mean())
-    cv = float(known.std(ddof=1) / mean) if len(known) > 1 and mean else None
-    return {
-        "median": float(np.median(known)),
-        "mean": mean,
-        "cv": cv,
+    cvs = [cv for cv in map(task_cv, by_task) if cv is not None]
+    figures: dict[str, Any] = {
+        "median": float(np.median(known)) if len(known) else None,
+        "mean": float(known.mean()) if len(known) else None,
+        "total": float(known.sum()) if len(known) else None,
+        "cv": sum(cvs) / len(cvs) if cvs else None,
+        "cv_tasks": len(cvs),
         "known": len(known),
-        "missing": missing,
+        "missing": len(items) - len(known),
     }
+    return figures
 
 
 def trial_tokens(observation: Observation) -> float | None:
@@ -91,6 +102,40 @@ def trial_tokens(observation: Observation) -> float | None:
         return None
     given, produced = tokens.get("input"), tokens.get("output")
     return None if given is None or produced is None else float(given + produced)
+
+
+def output_tokens(observation: Observation) -> float | None:
+    """Output tokens of a trial (reasoning included), or None."""
+    tokens = observation.get("tokens")
+    produced = tokens.get("output") if tokens else None
+    return None if produced is None else float(produced)
+
+
+USAGE: dict[str, Callable[[Observation], float | None]] = {
+    "tokens": trial_tokens,
+    "output_tokens": output_tokens,
+    "cost_usd": lambda o: o.get("cost_usd"),
+    "wall_s": lambda o: o.get("wall_s"),
+}
+"""Per-trial usage figures; each is summarized by `describe` and given a CV per task."""
+
+
+def final_eof_rate(trials: Sequence[Observation]) -> float | None:
+    """Share of the trials whose last graded round was EOF-normalized, over the trials that
+    recorded it (records written before the field existed are unknown, not failures)."""
+    known = [o["final_eof_normalized"] for o in trials if "final_eof_normalized" in o]
+    return sum(known) / len(known) if known else None
+
+
+def approach_similarity(trials: Sequence[Observation]) -> float | None:
+    """Mean pairwise Jaccard similarity of the changed-line sets of the passing (final-exact)
+    trials whose set is known; None with fewer than two such trials."""
+    sets = [
+        frozenset(o.get("changed_lines") or ())
+        for o in trials
+        if o["final_exact"] and o.get("changed_lines") is not None
+    ]
+    return mean_pairwise_jaccard(sets)
 
 
 @dataclass
@@ -138,6 +183,13 @@ def summarize(
         final_rate = np.where(observed, counts.final / np.maximum(counts.n, 1), np.nan)
         eof_rate = np.where(observed, counts.eof / np.maximum(counts.n, 1), np.nan)
 
+    by_task: dict[str, list[Observation]] = {task_id: [] for task_id in ids}
+    for observation in scored:
+        by_task[observation["task"]].append(observation)
+    usage = {
+        name: [[figure(o) for o in by_task[task_id]] for task_id in ids]
+        for name, figure in USAGE.items()
+    }
     per_task: list[dict[str, Any]] = []
     flips: list[float] = []
     at_k: list[float] = []
@@ -155,11 +207,23 @@ def summarize(
                 "first_exact": None if n == 0 else float(first_rate[i]),
                 "final_exact": None if n == 0 else float(final_rate[i]),
                 "eof_normalized": None if n == 0 else float(eof_rate[i]),
+                "final_eof_normalized": final_eof_rate(by_task[task_id]),
                 "flip_rate": flip,
                 "pass_at_k": pk,
                 "pass_hat_k": phk,
+                "similarity": approach_similarity(by_task[task_id]),
+                **{
+                    f"{name}_cv": task_cv(usage[name][i])
+                    for name in ("tokens", "cost_usd", "wall_s")
+                },
             }
         )
+    final_eof = [
+        t["final_eof_normalized"] for t in per_task if t["final_eof_normalized"] is not None
+    ]
+    similar = [t["similarity"] for t in per_task if t["similarity"] is not None]
+    successes = int(counts.final.sum())
+    costs = describe(usage["cost_usd"])
 
     tasks_observed = int(observed.sum())
     first = _mean(first_rate[observed])
@@ -176,6 +240,8 @@ def summarize(
         "first_exact": first,
         "final_exact": final,
         "eof_normalized": _mean(eof_rate[observed]),
+        "final_eof_normalized": _mean(np.asarray(final_eof)),
+        "final_eof_tasks": len(final_eof),
         "quality": quality,
         "coverage": coverage,
         "score": None if quality is None or coverage is None else quality * coverage,
@@ -186,11 +252,19 @@ def summarize(
         "pass_at_k": _mean(np.asarray(at_k)),
         "pass_hat_k": _mean(np.asarray(hat_k)),
         "pass_k_tasks": len(at_k),
-        "first_exact_ci": wilson_interval(int(counts.first.sum()), len(scored)),
-        "task_bootstrap_ci": bootstrap_mean_interval(list(first_rate[observed]), seed),
-        "tokens": describe(trial_tokens(o) for o in scored),
-        "cost_usd": describe(o.get("cost_usd") for o in scored),
-        "wall_s": describe(o.get("wall_s") for o in scored),
+        "first_exact_ci": bootstrap_mean_interval(list(first_rate[observed]), seed),
+        "pooled_first_exact": int(counts.first.sum()) / len(scored) if scored else None,
+        "pooled_first_exact_ci": wilson_interval(int(counts.first.sum()), len(scored)),
+        "similarity": _mean(np.asarray(similar)),
+        "similarity_tasks": len(similar),
+        "successes": successes,
+        "cost_per_success": (
+            costs["total"] / successes if successes and costs["total"] is not None else None
+        ),
+        "tokens": describe(usage["tokens"]),
+        "output_tokens": describe(usage["output_tokens"]),
+        "cost_usd": costs,
+        "wall_s": describe(usage["wall_s"]),
     }
     return summary, per_task
 

@@ -23,6 +23,7 @@ from pytest_agentbench.observation import (
 )
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.similarity import changed_lines
 from pytest_agentbench.sizes import format_size
 from pytest_agentbench.tasks.model import Task
 
@@ -145,6 +146,7 @@ class Trial:
             if final_exact or stop:
                 break
         observation = self._observation(rounds, results, attempts, final_exact, stop)
+        observation["changed_lines"] = changed_lines(final_diff)
         return TrialOutcome(observation, failure_text, stop, results, final_diff)
 
     def _attempt(
@@ -254,6 +256,7 @@ class Trial:
             "first_exact": bool(first and first["exact"]) and not stop,
             "final_exact": final_exact,
             "eof_normalized": bool(first and first["eof_normalized"]) and not stop,
+            "final_eof_normalized": bool(rounds and rounds[-1]["eof_normalized"]) and not stop,
             "rounds": rounds,
             "tokens": sum_tokens([r.tokens for r in results]),
             "cost_usd": sum_known([r.cost_usd for r in results]),

@@ -72,13 +72,19 @@ def test_json_report_has_the_documented_keys(pytester) -> None:
         "pass_at_k",
         "pass_hat_k",
         "first_exact_ci",
-        "task_bootstrap_ci",
+        "pooled_first_exact",
+        "pooled_first_exact_ci",
+        "final_eof_normalized",
+        "cost_per_success",
+        "similarity",
         "tokens",
+        "output_tokens",
         "cost_usd",
         "wall_s",
     } <= set(report["summary"])
-    for stat in ("tokens", "cost_usd", "wall_s"):
-        assert set(report["summary"][stat]) == {"median", "mean", "cv", "known", "missing"}
+    for stat in ("tokens", "output_tokens", "cost_usd", "wall_s"):
+        figures = {"median", "mean", "total", "cv", "cv_tasks", "known", "missing"}
+        assert set(report["summary"][stat]) == figures
     task = report["tasks"][0]
     assert {
         "id",

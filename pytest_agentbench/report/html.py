@@ -89,14 +89,26 @@ LEADERBOARD_COLUMNS = (
     "coverage",
     "first exact",
     "final exact",
-    "EOF-normalized",
+    "EOF-normalized (first)",
+    "EOF-normalized (final)",
+    "first exact 95% CI (task bootstrap)",
     "flip rate",
     "pass^k",
     "tokens (median)",
     "cost USD (median)",
     "wall s (median)",
+    "cost CV within tasks",
+    "cost USD per success",
+    "output tokens (median)",
+    "wall s (total)",
+    "approach similarity",
     "trials",
 )
+
+
+def interval_text(pair: list[float] | None) -> str:
+    """A rate interval in percent, or unknown."""
+    return UNKNOWN if pair is None else f"[{100 * pair[0]:.1f}%, {100 * pair[1]:.1f}%]"
 
 
 def _leaderboard(reports: list[dict[str, Any]]) -> str:
@@ -124,11 +136,18 @@ def _leaderboard(reports: list[dict[str, Any]]) -> str:
             _td(_pct(s["first_exact"]), s["first_exact"]),
             _td(_pct(s["final_exact"]), s["final_exact"]),
             _td(_pct(s["eof_normalized"]), s["eof_normalized"]),
+            _td(_pct(s.get("final_eof_normalized")), s.get("final_eof_normalized")),
+            _td(interval_text(s.get("first_exact_ci")), (s.get("first_exact_ci") or [None])[0]),
             _td(_num(s["flip_rate"]), s["flip_rate"]),
             _td(_pct(s["pass_hat_k"]) + f" (k={s['k']})", s["pass_hat_k"]),
             _td(_simulated(_num(tokens, 0), "tokens", simulated), tokens),
             _td(_simulated(_num(cost, 4), "cost_usd", simulated), cost),
             _td(_simulated(_num(wall, 2), "wall_s", simulated), wall),
+            _td(_num(s["cost_usd"].get("cv")), s["cost_usd"].get("cv")),
+            _td(_simulated(_num(s.get("cost_per_success"), 4), "cost_usd", simulated), None),
+            _td(_num(_stat(s.get("output_tokens") or {}, "median"), 0), None),
+            _td(_num(_stat(s["wall_s"], "total"), 1), _stat(s["wall_s"], "total")),
+            _td(_num(s.get("similarity")), s.get("similarity")),
             _td(str(s["trials"]), s["trials"]),
         ]
         cls = ' class="quarantined"' if quarantined else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_agentbench.configurations import configurations_of
-from pytest_agentbench.report.html import family_rates
+from pytest_agentbench.report.html import family_rates, interval_text
 
 UNKNOWN = "unknown"
 
@@ -45,15 +45,24 @@ def render_markdown(document: dict[str, Any]) -> str:
                 _pct(s["first_exact"]),
                 _pct(s["final_exact"]),
                 _pct(s["eof_normalized"]),
+                _pct(s.get("final_eof_normalized")),
+                interval_text(s.get("first_exact_ci")),
                 _num(s["flip_rate"]),
                 _pct(s["pass_hat_k"]),
                 _num(_median(s["tokens"]), 0),
                 _num(_median(s["cost_usd"]), 4),
                 _num(_median(s["wall_s"]), 2),
+                _num(s["cost_usd"].get("cv"), 2),
+                _num(s.get("cost_per_success"), 4),
+                _num(_median(s.get("output_tokens") or {}), 0),
+                _num(s["wall_s"].get("total"), 1),
+                _num(s.get("similarity")),
             ]
         )
     headers = ["rank", "configuration", "score", "quality", "coverage", "first", "final"]
-    headers += ["EOF", "flip", "pass^k", "tokens (median)", "cost USD (median)", "wall s (median)"]
+    headers += ["EOF first", "EOF final", "first 95% CI (task bootstrap)", "flip", "pass^k"]
+    headers += ["tokens (median)", "cost USD (median)", "wall s (median)", "cost CV in tasks"]
+    headers += ["cost USD / success", "output tokens (median)", "wall s (total)", "similarity"]
     lines = ["# agentbench report", "", "## Leaderboard", "", *_table(headers, rows)]
     rates = [family_rates(r) for r in reports]
     families = sorted({f for r in rates for f in r})

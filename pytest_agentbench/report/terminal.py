@@ -86,6 +86,8 @@ def _stat(stat: dict[str, Any], digits: int) -> str:
         text += f" ({stat['known']} known, {stat['missing']} unreported)"
     else:
         text += f" ({plural(stat['known'], 'trial')})"
+    if stat["cv"] is not None:
+        text += f", CV within tasks {stat['cv']:.2f} ({plural(stat['cv_tasks'], 'task')})"
     return text
 
 
@@ -140,19 +142,26 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         + (f"  errors {s['errors']}" if s["errors"] else "")
         + (f"  not started (budget) {n}" if (n := s.get("budget_exhausted")) else ""),
         f"first exact {_pct(s['first_exact'])}  final exact {_pct(s['final_exact'])}  "
-        f"EOF-normalized {_pct(s['eof_normalized'])}",
+        f"EOF-normalized {_pct(s['eof_normalized'])} first, "
+        f"{_pct(s.get('final_eof_normalized'))} final",
         f"quality {_num(s['quality'], 3)}  coverage {_pct(s['coverage'])}  "
         f"score {_num(s['score'], 3)}",
         f"flip rate {_num(s['flip_rate'], 3)} ({plural(s['flip_rate_tasks'], 'task')})  "
         f"flaky tasks {_pct(s['flaky_tasks'])}  pass@{s['k']} {_pct(s['pass_at_k'])}  "
         f"pass^{s['k']} {_pct(s['pass_hat_k'])}",
-        "first exact 95% CI: Wilson "
+        "first exact 95% CI (task bootstrap) "
         + _interval(s["first_exact_ci"])
-        + ", task bootstrap "
-        + _interval(s["task_bootstrap_ci"]),
+        + f"; pooled trial rate {_pct(s['pooled_first_exact'])}, Wilson "
+        + _interval(s["pooled_first_exact_ci"]),
         usage("tokens", "tokens") + _stat(s["tokens"], 0),
         usage("cost USD", "cost_usd") + _stat(s["cost_usd"], 4),
         usage("wall s", "wall_s") + _stat(s["wall_s"], 2),
+        usage("cost per success", "cost_usd")
+        + f"{_num(s['cost_per_success'], 4)} USD ({plural(s['successes'], 'final-exact trial')})  "
+        + usage("median output tokens", "tokens")
+        + _num(s["output_tokens"]["median"], 0)
+        + f"  total wall {_num(s['wall_s']['total'], 1)} s  approach similarity "
+        + f"{_num(s['similarity'], 3)} ({plural(s['similarity_tasks'], 'task')})",
     ]
     if simulated:
         names = [name for key, name in SIMULATED_NAMES.items() if key in simulated]
