@@ -22,6 +22,8 @@ SETTINGS_KEY = pytest.StashKey[Any]()
 TRIAL_RUNNER_KEY = pytest.StashKey[Callable[["TaskItem", Any], None]]()
 """What a trial item's call runs, given the item and its sandbox (fixtures.run_trial, set by
 the plugin): items are made here, trials are run there, and this module need not know how."""
+SELECTION_KEY = pytest.StashKey[Any]()  # a selection.TrialSelection, when arguments name trials
+SUITE_TASKS_KEY = pytest.StashKey[dict[Path, list[Task]]]()
 
 
 class TrialFailed(Exception):
@@ -108,12 +110,20 @@ def make_items(
     task: Task | None,
     task_id: str,
     error: str | None,
+    *,
+    generated: bool = False,
 ) -> Iterator[TaskItem]:
+    """One item per repeat, or per repeat named on the command line (see selection.py)."""
     settings = parent.config.stash[SETTINGS_KEY]
+    selection = parent.config.stash.get(SELECTION_KEY, None)
+    key = task_id if generated else None  # a directory task is known by its path alone
+    names = selection.repeat_names(parent.path, key) if selection is not None else None
     tags = task.tags if task is not None else ()
     _register_tags(parent.config, tags)
     shared = _shared_fixtureinfo(parent)
     for repeat in range(settings.repeats):
+        if names is not None and f"r{repeat}" not in names:
+            continue
         item = TaskItem.from_parent(
             parent,
             name=f"r{repeat}",
@@ -153,25 +163,40 @@ class TaskDirectory(pytest.File):
 
 
 class GeneratedTask(pytest.Collector):
-    """One task of a generated suite; its node id reads like a path: <suite>/<task-id>."""
+    """One task of a generated suite; its node id reads like a path: <suite>/<task-id>, or
+    <task-id> alone when the suite is a task source outside the rootdir (its node id is empty)."""
 
     def __init__(self, *, task: Task, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.task = task
 
     def collect(self) -> Iterator[TaskItem]:
-        yield from make_items(self, self.task, self.task.id, None)
+        yield from make_items(self, self.task, self.task.id, None, generated=True)
 
 
 class SuiteDirectory(pytest.Directory):
     """A generated suite, its tasks supplied by the pytest_agentbench_suite_tasks hook."""
 
     def collect(self) -> Iterator[pytest.Collector]:
-        name = suite_name(self.path)
-        tasks = self.config.hook.pytest_agentbench_suite_tasks(name=name, config=self.config)
-        if tasks is None:
-            raise pytest.UsageError(f"{self.path}: no plugin provides the suite {name!r}")
-        for task in tasks:
+        selection = self.config.stash.get(SELECTION_KEY, None)
+        named = selection.suite_task_ids(self.path) if selection else None
+        for task in suite_tasks(self.config, self.path):
+            if named is not None and task.id not in named:
+                continue
+            nodeid = f"{self.nodeid}/{task.id}" if self.nodeid else task.id
             yield GeneratedTask.from_parent(
-                self, name=task.id, nodeid=f"{self.nodeid}/{task.id}", path=self.path, task=task
+                self, name=task.id, nodeid=nodeid, path=self.path, task=task
             )
+
+
+def suite_tasks(config: pytest.Config, directory: Path) -> list[Task]:
+    """The tasks of a generated suite, asked of the hook once per process (node ids naming
+    its tasks are checked against them before collection)."""
+    cache = config.stash.setdefault(SUITE_TASKS_KEY, {})
+    if directory not in cache:
+        name = suite_name(directory)
+        tasks = config.hook.pytest_agentbench_suite_tasks(name=name, config=config)
+        if tasks is None:
+            raise pytest.UsageError(f"{directory}: no plugin provides the suite {name!r}")
+        cache[directory] = tasks
+    return cache[directory]

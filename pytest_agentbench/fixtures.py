@@ -174,6 +174,8 @@ def pytest_runtest_makereport(
             observation = error_observation(item.task_id, item.repeat, message)
     elif call.when == "setup" and report.failed and call.excinfo is not None:
         observation = error_observation(item.task_id, item.repeat, str(call.excinfo.value))
+        if isinstance(call.excinfo.value, TaskError):  # a malformed task: its one line, no trace
+            report.longrepr = item.repr_failure(call.excinfo)
     elif call.when == "setup" and report.skipped and OBSERVATION_KEY in item.stash:
         observation = item.stash[OBSERVATION_KEY]  # not started (budget), saying why
     else:

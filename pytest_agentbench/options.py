@@ -22,6 +22,7 @@ from pytest_agentbench.settings import (
     parse_int,
     parse_positive_float,
 )
+from pytest_agentbench.tasks.sources import BUILTIN_PREFIX, builtin_source
 
 GROUP = "agentbench"
 SANDBOX_CHOICES = ("auto", "tmp", "bwrap", "docker")
@@ -65,7 +66,12 @@ def add_options(parser: pytest.Parser) -> None:
         help="task source: a directory of task directories, or builtin:NAME "
         "(repeatable; default: ini agentbench_tasks, else the bundled suite)",
     )
-    parser.addini("agentbench_tasks", type="paths", help="default task sources for --tasks")
+    parser.addini(
+        "agentbench_tasks",
+        type="args",
+        help="default task sources for --tasks: directories (relative to the ini file) or "
+        "builtin:NAME",
+    )
     _add(parser, group, "--model", "model", "model name passed to the agent")
     _add(parser, group, "--reasoning", "reasoning", "reasoning effort passed to the agent")
     _add(parser, group, "--agent-cmd", "agent_cmd", "shell command run by the command agent")
@@ -255,8 +261,17 @@ def task_sources(config: pytest.Config) -> tuple[str, ...]:
     cli = config.getoption("tasks")
     if cli:
         return tuple(cli)
-    ini = config.getini("agentbench_tasks")
-    return tuple(str(path) for path in ini)
+    return tuple(_ini_source(config, spec) for spec in config.getini("agentbench_tasks"))
+
+
+def _ini_source(config: pytest.Config, spec: str) -> str:
+    """An ini task source: builtin:NAME as it is (checked here, naming the ini file), or a
+    path made absolute from the ini file's directory, as pytest does for its path values."""
+    if spec.startswith(BUILTIN_PREFIX):
+        builtin_source(spec, f"{config.inipath or '-o'}: agentbench_tasks =")
+        return spec
+    base = config.inipath.parent if config.inipath else config.invocation_params.dir
+    return str(Path(base) / spec)
 
 
 def settings_from_config(config: pytest.Config) -> Settings | None:

@@ -40,11 +40,12 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_agentbench import fixtures
     from pytest_agentbench.agents import BuiltinAgents
-    from pytest_agentbench.collect import SETTINGS_KEY, TRIAL_RUNNER_KEY
+    from pytest_agentbench.collect import SELECTION_KEY, SETTINGS_KEY, TRIAL_RUNNER_KEY
     from pytest_agentbench.grading_hook import DefaultGrader
     from pytest_agentbench.reporter import AgentbenchReporter, WorkerRelay
     from pytest_agentbench.runs import register_run_plugins
     from pytest_agentbench.sandbox import provider_for
+    from pytest_agentbench.selection import select_trials
     from pytest_agentbench.suites import BuiltinSuites
     from pytest_agentbench.tasks.sources import resolve_sources
 
@@ -58,9 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(fixtures, "agentbench-fixtures")
     _validate_agent_name(config, settings.agent)
     provider_for(config, settings)  # an unusable sandbox is a usage error before any trial
+    base = Path(config.invocation_params.dir)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
-        base = Path(config.invocation_params.dir)
         config.args = [str(path) for path in resolve_sources(settings.tasks, base)]
+    elif not config.option.pyargs:  # node ids given back select their trials
+        config.args, config.stash[SELECTION_KEY] = select_trials(config, settings)
     worker = is_xdist_worker(config)
     if worker:
         config.pluginmanager.register(WorkerRelay(config, settings), RELAY_NAME)
@@ -100,7 +103,10 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Without --agent, task directories are data: never collect test files inside them."""
     if config.stash.get(ACTIVE_KEY, False):
-        return None
+        from pytest_agentbench.collect import SELECTION_KEY
+
+        selection = config.stash.get(SELECTION_KEY, None)
+        return True if selection is not None and selection.prunes(collection_path) else None
     from pytest_agentbench.tasks.directory import is_task_dir
 
     return True if collection_path.is_dir() and is_task_dir(collection_path) else None

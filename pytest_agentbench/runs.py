@@ -109,16 +109,17 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
             raise pytest.UsageError(f"--agentbench-resume {resume_raw}: {exc}") from None
         refuse_other_identity(record, identity)
         config.pluginmanager.register(Resume.from_record(record), RESUME_NAME)
+    run_id = new_run_id()
     run_raw = _option(config, "run_dir")
     if run_raw:
         directory = _resolve(config, run_raw)
     elif record is not None:
         directory = record.path
     else:
-        directory = config.rootpath / DEFAULT_ROOT / new_run_id()
+        directory = config.rootpath / DEFAULT_ROOT / run_id  # run.json's run_id names it
     if config.option.collectonly:
         return
-    writer = RunWriter(settings, directory, identity, info, sandbox, shard, record)
+    writer = RunWriter(settings, directory, identity, info, sandbox, shard, record, run_id)
     config.pluginmanager.register(writer, WRITER_NAME)
     from pytest_agentbench.progress import ProgressLog
 

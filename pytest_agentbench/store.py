@@ -230,7 +230,11 @@ def _drop_torn_tail(path: Path) -> None:
 
 
 class RunWriter:
-    """Controller-only plugin: the single writer of the run directory."""
+    """Controller-only plugin: the single writer of the run directory.
+
+    The directory is made when the first trial starts: a run that fails to collect, selects
+    nothing (-k nomatch) or only lists (--collect-only) leaves no directory behind.
+    """
 
     def __init__(
         self,
@@ -241,6 +245,7 @@ class RunWriter:
         sandbox: dict[str, Any],
         shard: str | None,
         resumed: RunRecord | None,
+        run_id: str,
     ) -> None:
         self.directory = directory
         self.settings = settings
@@ -251,7 +256,7 @@ class RunWriter:
         previous = resumed.run if same_dir and resumed is not None else {}
         self.run: dict[str, Any] = {
             "schema_version": RUN_SCHEMA_VERSION,
-            "run_id": previous.get("run_id") or new_run_id(),
+            "run_id": previous.get("run_id") or run_id,
             "identity": identity,
             "settings": settings.to_json(),
             "agent_info": agent_info,
@@ -263,6 +268,7 @@ class RunWriter:
             "resumed_from": str(resumed.path) if resumed is not None else None,
             "tasks": dict(previous.get("tasks") or {}),
         }
+        self.opened = False  # whether this session made (or reopened) the directory
         self.observations: Any = None  # the open observations.jsonl, during the session
         self.artifact_failures: list[str] = []  # artifact files that could not be written
         self.synced_at = time.monotonic()
@@ -275,8 +281,12 @@ class RunWriter:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[RUN_DIR_INPUT] = str(self.directory)
 
-    @pytest.hookimpl
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        """The first trial to start opens the directory (under xdist too: workers relay it)."""
+        if self.opened:
+            return
+        self.opened = True
         (self.directory / TRIALS_DIR).mkdir(parents=True, exist_ok=True)
         _drop_torn_tail(self.observations_path)
         _write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
@@ -326,11 +336,13 @@ class RunWriter:
         """Name the run directory in the report and complete run.json with the declared tasks."""
         report["run"].update(
             run_id=self.run["run_id"],
-            run_dir=str(self.directory),
+            run_dir=str(self.directory) if self.opened else None,
             identity=self.identity,
             settings=self.run["settings"],
             shard=self.run["shard"],
         )
+        if not self.opened:
+            return
         for task in report["tasks"]:
             self.run["tasks"][task["id"]] = {
                 "category": task.get("category", ""),
@@ -342,6 +354,7 @@ class RunWriter:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        terminalreporter.write_line(f"agentbench run directory: {self.directory}")
+        if self.opened:
+            terminalreporter.write_line(f"agentbench run directory: {self.directory}")
         for failure in self.artifact_failures:
             terminalreporter.write_line(f"agentbench artifacts: {failure}", red=True)

@@ -110,12 +110,36 @@ def test_artifacts_that_cannot_be_written_are_reported_and_lose_no_trial(
     assert all((trials / f"t02-r{r}" / "diff.patch").exists() for r in range(2))
 
 
-def test_default_run_directory_is_under_agentbench_runs(
+def test_default_run_directory_is_named_after_the_run_id(
     pytester: pytest.Pytester, suite: Path
 ) -> None:
     pytester.runpytest_subprocess(*BASE, "-k", "t00")
     runs = list((pytester.path / ".agentbench" / "runs").iterdir())
     assert len(runs) == 1 and lines(runs[0] / "observations.jsonl") == 2
+    assert json.loads((runs[0] / "run.json").read_text())["run_id"] == runs[0].name
+
+
+@DIST
+@pytest.mark.parametrize(
+    ("selection", "exit_code"),
+    [
+        (["-k", "nomatch"], pytest.ExitCode.NO_TESTS_COLLECTED),
+        (["--collect-only"], pytest.ExitCode.OK),
+        (["tiny-tasks/t00::r9"], pytest.ExitCode.USAGE_ERROR),
+        (["tiny-tasks/t99::r0"], pytest.ExitCode.USAGE_ERROR),
+    ],
+    ids=["nothing-selected", "collect-only", "no-such-repeat", "no-such-task"],
+)
+def test_a_run_with_nothing_to_run_leaves_no_run_directory(
+    pytester: pytest.Pytester,
+    suite: Path,
+    selection: list[str],
+    exit_code: pytest.ExitCode,
+    dist: list[str],
+) -> None:
+    result = pytester.runpytest_subprocess(*BASE, *selection, *dist)
+    assert result.ret == exit_code
+    assert not (pytester.path / ".agentbench").exists()
 
 
 def test_scrub_removes_secret_values_and_token_shapes() -> None:

@@ -16,6 +16,24 @@ def test_every_task_separates_oracle_from_nop(pytester: pytest.Pytester, agent, 
     assert result.parseoutcomes() == {outcome: TOTAL}
 
 
+def test_an_ini_file_names_the_suite_as_builtin(pytester: pytest.Pytester):
+    pytester.makeini("[pytest]\nagentbench_tasks = builtin:mechanical\n")
+    result = pytester.runpytest_subprocess("--agent=oracle", "--collect-only", "-q")
+    result.stdout.fnmatch_lines([f"{TOTAL} tests collected*"])
+
+
+def test_an_unknown_builtin_in_an_ini_file_is_a_usage_error_naming_the_file(
+    pytester: pytest.Pytester,
+):
+    ini = pytester.makeini("[pytest]\nagentbench_tasks = builtin:xyz\n")
+    result = pytester.runpytest_subprocess("--agent=oracle")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[0] == (
+        f"ERROR: {ini}: agentbench_tasks = builtin:xyz: unknown built-in suite; known: "
+        "builtin:tasks, builtin:mechanical"
+    )
+
+
 def test_oracle_under_xdist(pytester: pytest.Pytester):
     result = pytester.runpytest_subprocess(
         "--agent=oracle", "--tasks=builtin:mechanical", "-m", "scale_10 or files_10", "-n", "2"

@@ -35,17 +35,23 @@ def is_suite_dir(path: Path) -> bool:
     return (path / SUITE_MARKER).is_file()
 
 
+def builtin_source(spec: str, where: str = "--tasks") -> Path:
+    """The directory of builtin:NAME; an unknown NAME is a usage error naming WHERE it was
+    given (the option, or the ini file and key) and the known names."""
+    name = spec[len(BUILTIN_PREFIX) :]
+    suites = suite_dirs()
+    if name == "tasks":
+        return bundled_tasks_dir()
+    if name not in suites:
+        known = ", ".join(["builtin:tasks", *(f"builtin:{n}" for n in suites)])
+        raise pytest.UsageError(f"{where} {spec}: unknown built-in suite; known: {known}")
+    return suites[name]
+
+
 def resolve_source(spec: str, base: Path) -> Path:
     """A --tasks value as a path: a directory, or builtin:NAME for a generated suite."""
     if spec.startswith(BUILTIN_PREFIX):
-        name = spec[len(BUILTIN_PREFIX) :]
-        suites = suite_dirs()
-        if name == "tasks":
-            return bundled_tasks_dir()
-        if name not in suites:
-            known = ", ".join(["builtin:tasks", *(f"builtin:{n}" for n in suites)])
-            raise pytest.UsageError(f"--tasks {spec}: unknown built-in suite; known: {known}")
-        return suites[name]
+        return builtin_source(spec)
     path = Path(spec)
     if not path.is_absolute():
         path = base / path

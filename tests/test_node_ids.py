@@ -1,0 +1,102 @@
+"""A failed trial's node id, pasted back into pytest, reruns that trial and nothing else."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from pytest_agentbench.suites import mechanical
+from pytest_agentbench.tasks.sources import SUITE_MARKER, suite_dirs
+
+from conftest import simple_tasks
+
+DISTS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+# The mock is seeded per (run seed, task, repeat): a rerun of a trial repeats its outcome.
+MOCK = ["-p", "no:cacheprovider", "--agent=mock", "--sandbox=tmp", "--repeats=2", "-rf"]
+
+
+def in_rootdir_tasks(pytester: pytest.Pytester) -> list[str]:
+    simple_tasks(pytester.path / "tasks", 6)
+    return ["--tasks=tasks"]
+
+
+def in_rootdir_suite(pytester: pytest.Pytester) -> list[str]:
+    """The bundled generated suite, declared by a suite directory below the rootdir."""
+    suite = pytester.path / "suites" / "mechanical"
+    suite.mkdir(parents=True)
+    shutil.copy(suite_dirs()["mechanical"] / SUITE_MARKER, suite / SUITE_MARKER)
+    return ["--tasks=suites/mechanical"]
+
+
+def bundled_outside_rootdir(pytester: pytest.Pytester) -> list[str]:
+    """The default selection of an installed plugin: its sources lie outside the rootdir."""
+    return []
+
+
+def failed_ids(result: pytest.RunResult) -> list[str]:
+    return [m.group(1) for line in result.outlines if (m := re.match(r"FAILED (\S+)", line))]
+
+
+@DISTS
+@pytest.mark.parametrize(
+    "sources",
+    [in_rootdir_tasks, in_rootdir_suite, bundled_outside_rootdir],
+    ids=["directory-tasks", "generated-suite", "bundled-outside-rootdir"],
+)
+def test_a_failed_trials_id_reruns_that_trial(pytester, sources, dist) -> None:
+    tasks = sources(pytester)
+    full = pytester.runpytest_subprocess(*MOCK, *tasks)
+    failed = failed_ids(full)
+    assert len(failed) >= 2
+    picked = [failed[0], failed[-1]]
+    rerun = pytester.runpytest_subprocess(*MOCK, *tasks, *dist, *picked)
+    rerun.assert_outcomes(failed=2)
+    assert sorted(failed_ids(rerun)) == sorted(picked)
+    runs = list((pytester.path / ".agentbench" / "runs").iterdir())
+    assert len(runs) == 2
+
+
+@DISTS
+def test_a_task_id_without_a_repeat_runs_every_repeat(pytester, dist) -> None:
+    in_rootdir_suite(pytester)
+    generated = f"suites/mechanical/{mechanical.specs()[0].id}"
+    result = pytester.runpytest_subprocess(
+        "--agent=oracle", "--repeats=3", generated, "crlf-edit", *dist
+    )
+    result.assert_outcomes(passed=6)
+
+
+def test_a_whole_source_beside_a_node_id_keeps_all_of_it(pytester) -> None:
+    simple_tasks(pytester.path / "tasks", 3)
+    result = pytester.runpytest_subprocess(
+        "--agent=oracle", "--repeats=2", "tasks/t01::r1", "tasks"
+    )
+    result.assert_outcomes(passed=6)
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        (
+            "tasks/t00::r2",
+            "ERROR: tasks/t00::r2: no such trial; with --repeats=2 a task's trials are r0 to r1 "
+            "(raise --repeats to run a later one)",
+        ),
+        ("tasks/t00::r0::x", "ERROR: tasks/t00::r0::x: no such trial*"),
+        (
+            "suites/mechanical/no-such-task::r0",
+            "ERROR: suites/mechanical/no-such-task::r0: the suite 'mechanical' (*) has no task "
+            "'no-such-task'",
+        ),
+        ("nowhere::r0", "ERROR: file or directory not found: nowhere::r0"),
+    ],
+)
+def test_a_node_id_that_names_no_trial_is_a_usage_error(pytester, argument, message) -> None:
+    simple_tasks(pytester.path / "tasks", 1)
+    in_rootdir_suite(pytester)
+    result = pytester.runpytest_subprocess("--agent=oracle", "--repeats=2", argument)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert not (pytester.path / ".agentbench").exists()
