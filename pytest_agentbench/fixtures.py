@@ -51,6 +51,8 @@ def process_agent(config: pytest.Config, settings: Settings) -> Agent:
     if AGENT_KEY not in config.stash:
         agent = make_agent(config, settings)
         agent.use_sandbox(provider_for(config, settings))
+        if not config.option.collectonly:
+            agent.preflight()
         config.stash[AGENT_KEY] = agent
     return config.stash[AGENT_KEY]
 

@@ -157,6 +157,16 @@ def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
         "sandbox_pids",
         f"process limit per trial, docker and bwrap (default {DEFAULT_PIDS})",
     )
+    group.addoption(
+        "--agent-expose",
+        dest="agent_expose",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="a host path agents see read-only, at the same path, under bwrap and docker "
+        "(repeatable; the command's interpreter and scripts are shown without it)",
+    )
+    parser.addini("agentbench_agent_expose", type="linelist", help="default --agent-expose paths")
     _add(
         parser,
         group,
@@ -257,6 +267,13 @@ def _value(config: pytest.Config, dest: str, default: Any) -> Any:
     return ini if ini not in (None, "", []) else default
 
 
+def _exposed_paths(config: pytest.Config) -> tuple[str, ...]:
+    """--agent-expose paths (else the ini's), absolute from where pytest was started."""
+    raw = config.getoption("agent_expose") or config.getini("agentbench_agent_expose") or []
+    base = Path(config.invocation_params.dir)
+    return tuple(str(base / Path(path).expanduser()) for path in raw)
+
+
 def task_sources(config: pytest.Config) -> tuple[str, ...]:
     cli = config.getoption("tasks")
     if cli:
@@ -293,6 +310,12 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         raise pytest.UsageError(
             f"--sandbox {sandbox!r}: unknown sandbox; choose one of {', '.join(SANDBOX_CHOICES)}"
         )
+    docker_image = _value(config, "docker_image", None)
+    if sandbox == "docker" and not docker_image:
+        raise pytest.UsageError(
+            "--sandbox=docker needs an image: pass --docker-image IMAGE (ini "
+            "agentbench_docker_image); a task's own `image` field still wins for that task"
+        )
     agent_home = str(_value(config, "agent_home", "auto"))
     if agent_home not in AGENT_HOME_CHOICES:
         raise pytest.UsageError(
@@ -322,8 +345,9 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         json_path=Path(json_raw) if json_raw else None,
         seed=parse_int("--agentbench-seed", _value(config, "seed", 0), 0),
         sandbox=sandbox,
-        docker_image=_value(config, "docker_image", None),
+        docker_image=docker_image,
         agent_home=agent_home,
+        agent_expose=_exposed_paths(config),
         sandbox_limits=sandbox_limits_from_config(config, sandbox),
         keep=keep,
         budget_usd=(

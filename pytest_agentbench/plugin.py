@@ -70,6 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         config.pluginmanager.register(AgentbenchReporter(config, settings), REPORTER_NAME)
     register_run_plugins(config, settings, worker=worker)
+    fixtures.process_agent(config, settings)  # an agent that cannot start: a usage error now
 
 
 def _validate_agent_name(config: pytest.Config, name: str) -> None:

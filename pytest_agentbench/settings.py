@@ -34,6 +34,7 @@ class Settings:
     docker_image: str | None = None
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     agent_home: str = "auto"  # where agents' homes live; measures nothing, so no identity
+    agent_expose: tuple[str, ...] = ()  # absolute host paths agents see read-only
     # Run control: what is kept and when to stop starting trials; they measure nothing either.
     keep: str = "none"  # none | failed | all: trial workspaces kept in the run directory
     budget_usd: float | None = None

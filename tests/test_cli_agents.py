@@ -300,3 +300,39 @@ def test_codex_turns_its_own_sandbox_off_where_namespaces_are_unavailable(
     assert default.run_binary == "/bin/true"
     assert 'sandbox_mode="workspace-write"' in default.command("p", None, paths)
     assert on_host.home_parent is None  # a real CLI's home stays on disk
+
+
+@pytest.mark.parametrize(
+    ("cls", "opts", "present", "enough"),
+    [
+        (CodexAgent, {}, "CODEX_API_KEY", True),
+        (CodexAgent, {"api_key_env": "GW_KEY"}, "GW_KEY", False),  # codex's own provider
+        (CodexAgent, {"base_url": "http://gw/v1", "api_key_env": "GW_KEY"}, "GW_KEY", True),
+        (CodexAgent, {"base_url": "http://gw/v1"}, "CODEX_API_KEY", False),
+        (ClaudeAgent, {}, "CLAUDE_CODE_OAUTH_TOKEN", True),
+        (ClaudeAgent, {"api_key_env": "GW_KEY"}, "GW_KEY", True),
+        (OpencodeAgent, {}, "OPENROUTER_API_KEY", True),
+        (OpencodeAgent, {"base_url": "http://gw/v1"}, "OPENROUTER_API_KEY", False),
+    ],
+)
+def test_preflight_accepts_only_a_variable_the_cli_reads(
+    monkeypatch: pytest.MonkeyPatch,
+    cls: type[CliAgent],
+    opts: dict[str, str],
+    present: str,
+    enough: bool,
+) -> None:
+    for name in {*CodexAgent.credential_env, *ClaudeAgent.credential_env, "GW_KEY"}:
+        monkeypatch.delenv(name, raising=False)
+    for name in OpencodeAgent.credential_env:
+        monkeypatch.delenv(name, raising=False)
+    agent = make(cls, **opts)
+    monkeypatch.setenv(present, "")  # empty is missing
+    with pytest.raises(pytest.UsageError, match=f"--agent={cls.name}: no credentials: set "):
+        agent.preflight()
+    monkeypatch.setenv(present, SECRET)
+    if enough:
+        agent.preflight()
+    else:
+        with pytest.raises(pytest.UsageError, match="no credentials"):
+            agent.preflight()

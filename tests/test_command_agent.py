@@ -180,3 +180,86 @@ def test_plugin_import_stays_cheap_without_agent(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
     ).stdout
     assert "HEAVY []" in output
+
+
+def _python_on_path(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python` is the interpreter running these tests (a venv, pyenv: outside /usr)."""
+    bin_dir = pytester.mkdir("bin")
+    (bin_dir / "python").symlink_to(sys.executable)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_readme_command_agent_runs_under_bwrap(pytester, monkeypatch, dist) -> None:
+    from conftest import skip_unless_sandbox
+
+    skip_unless_sandbox("bwrap")
+    _python_on_path(pytester, monkeypatch)
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n", "ran.txt": "yes\n"})
+    pytester.path.joinpath("my_agent.py").write_text(
+        "import pathlib, sys\n"
+        "pathlib.Path('a.txt').write_text('2\\n')\n"
+        "pathlib.Path('ran.txt').write_text('yes\\n')\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--agent-cmd=python my_agent.py",
+        "--sandbox=bwrap",
+        f"--tasks={root}",
+        "--repeats=2",
+        "--agentbench-json=r.json",
+        *dist,
+    )
+    result.assert_outcomes(passed=2)
+    info = json.loads((pytester.path / "r.json").read_text())["run"]["agent_info"]
+    assert info["command"] == "python my_agent.py"
+    assert info["command_resolved"].endswith(f" {pytester.path / 'my_agent.py'}")
+
+
+@pytest.mark.real
+def test_exposed_path_is_readable_and_home_and_task_data_are_not(
+    pytester, monkeypatch, tmp_path_factory
+) -> None:
+    from conftest import skip_unless_sandbox
+
+    skip_unless_sandbox("bwrap")
+    _python_on_path(pytester, monkeypatch)
+    shared = pytester.mkdir("shared")
+    (shared / "data.txt").write_text("shared data\n")
+    home = tmp_path_factory.mktemp("home")  # outside the invocation directory
+    (home / "secret.txt").write_text("home secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    root = shared / "tasks"  # task data inside an exposed directory stays hidden
+    expected = {
+        "shared.txt": "shared data\n",
+        "write.txt": "refused\n",
+        "home.txt": "hidden\n",
+        "tasks.txt": "hidden\n",
+    }
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "1\n", **expected})
+    pytester.path.joinpath("probe.py").write_text(
+        "import os, sys\n"
+        "def read(path):\n"
+        "    try:\n"
+        "        return open(path).read()\n"
+        "    except OSError:\n"
+        "        return 'hidden\\n'\n"
+        f"open('shared.txt', 'w').write(read({str(shared / 'data.txt')!r}))\n"
+        "try:\n"
+        f"    open({str(shared / 'new.txt')!r}, 'w').close()\n"
+        "    open('write.txt', 'w').write('written\\n')\n"
+        "except OSError:\n"
+        "    open('write.txt', 'w').write('refused\\n')\n"
+        f"open('home.txt', 'w').write(read({str(home / 'secret.txt')!r}))\n"
+        f"open('tasks.txt', 'w').write(read({str(root / 't' / 'expected' / 'a.txt')!r}))\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--agent-cmd=python probe.py",
+        "--sandbox=bwrap",
+        f"--agent-expose={shared}",
+        f"--tasks={root}",
+    )
+    result.assert_outcomes(passed=1)

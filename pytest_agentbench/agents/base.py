@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
+from fnmatch import fnmatchcase
 from typing import Any
+
+import pytest
 
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
@@ -79,9 +82,31 @@ class Agent(ABC):
 
     name: str
     starts_processes = True  # False: the agent edits the workspace itself, in this process
+    # The --agent-opt keys the agent reads (shell patterns); None: not declared, not checked.
+    options: tuple[str, ...] | None = None
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        allowed = self.allowed_options()
+        if allowed is None:
+            return
+        unknown = sorted(
+            k for k in settings.agent_opts if not any(fnmatchcase(k, p) for p in allowed)
+        )
+        if unknown:
+            raise pytest.UsageError(
+                f"--agent-opt {', '.join(unknown)}: unknown option(s) for --agent={self.name}; "
+                f"allowed: {', '.join(allowed) or 'none'}"
+            )
+
+    @classmethod
+    def allowed_options(cls) -> tuple[str, ...] | None:
+        """The --agent-opt keys this agent accepts; any other key is a usage error."""
+        return cls.options
+
+    def preflight(self) -> None:  # noqa: B027 - most agents need nothing from outside
+        """Raise a usage error when no trial could start (credentials missing); asked once,
+        before the first trial, unless pytest only collects."""
 
     def info(self) -> dict[str, Any]:
         """Facts for the run header and report: version, model, effort."""

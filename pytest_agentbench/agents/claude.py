@@ -73,8 +73,21 @@ class ClaudeAgent(CliAgent):
 
     name = "claude"
     default_key_env = "ANTHROPIC_API_KEY"
+    default_provider = "api.anthropic.com"
     credential_env = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+    key_variables = credential_env
+    login_hint = (
+        "a `claude /login` .credentials.json is not used: every trial has a private "
+        "CLAUDE_CONFIG_DIR; `claude setup-token` prints a CLAUDE_CODE_OAUTH_TOKEN"
+    )
     own_options = ("permission_mode", "retries")
+
+    def reads_key_env(self) -> bool:
+        return True  # passed on as ANTHROPIC_API_KEY, with or without base_url
+
+    def credential_names(self) -> tuple[str, ...]:
+        # A gateway may take a bearer token as well as a key: both reach Claude Code.
+        return (self.key_env, *self.key_variables)
 
     @property
     def permission_mode(self) -> str:

@@ -179,17 +179,16 @@ class CliAgent(Agent):
     default_key_env: str  # the variable the CLI reads its API key from
     cumulative_usage = False  # a resumed session reports totals since the session began
     credential_env: tuple[str, ...] = ()  # further credential variables passed through
+    key_variables: tuple[str, ...] = ()  # any one of them lets the CLI reach its own provider
+    login_hint: str = ""  # the CLI's own login, which a private home never holds
     own_options: tuple[str, ...] = ()  # --agent-opt keys this adapter adds
+
+    @classmethod
+    def allowed_options(cls) -> tuple[str, ...]:
+        return (*COMMON_OPTIONS, *cls.own_options)
 
     def __init__(self, settings: Settings, prices: Mapping[str, Price] | None = None) -> None:
         super().__init__(settings)
-        allowed = (*COMMON_OPTIONS, *self.own_options)
-        unknown = sorted(set(settings.agent_opts) - set(allowed))
-        if unknown:
-            raise pytest.UsageError(
-                f"--agent-opt {', '.join(unknown)}: unknown option(s) for --agent={self.name}; "
-                f"allowed: {', '.join(allowed)}"
-            )
         self.prices = dict(prices or {})
         self.binary = self._find_binary()
         self.run_binary = self.binary  # the same program as the sandbox's processes see it
@@ -214,6 +213,28 @@ class CliAgent(Agent):
                 f"--agent={self.name}: {missing_reason(self.name)}; or pass --agent-opt bin=PATH"
             )
         return str(found)
+
+    def reads_key_env(self) -> bool:
+        """Whether the CLI reads the api_key_env variable: a base_url provider names it."""
+        return bool(self.base_url)
+
+    def credential_names(self) -> tuple[str, ...]:
+        """The variables of which one must be set: a base_url provider's, else the CLI's own."""
+        return (self.key_env,) if self.base_url else self.key_variables
+
+    def preflight(self) -> None:
+        """No trial starts without a credential: the provider would refuse each one after
+        its retries. Logins are never used, since every trial's home is private."""
+        names = tuple(dict.fromkeys(self.credential_names()))
+        if any(os.environ.get(name) for name in names):
+            return
+        other = (
+            ", or name another with --agent-opt api_key_env=NAME" if self.reads_key_env() else ""
+        )
+        raise pytest.UsageError(
+            f"--agent={self.name}: no credentials: set {' or '.join(names)} "
+            f"({self.login_hint}){other}"
+        )
 
     def use_sandbox(self, provider: SandboxProvider) -> None:
         self.run_binary = provider.program_path(self.binary)

@@ -48,8 +48,11 @@ class CodexAgent(CliAgent):
 
     name = "codex"
     default_key_env = "OPENAI_API_KEY"
+    default_provider = "api.openai.com"
     cumulative_usage = True  # `exec resume` reports usage since the session began
     credential_env = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+    key_variables = ("OPENAI_API_KEY", "CODEX_API_KEY")
+    login_hint = "a `codex login` auth.json is not used: every trial has a private CODEX_HOME"
     own_options = ("sandbox", "retries")
 
     def __init__(self, settings: Settings, prices: Mapping[str, Price] | None = None) -> None:

@@ -15,6 +15,8 @@ from pytest_agentbench.agents.base import (
     TokenUsage,
     TrialContext,
 )
+from pytest_agentbench.agents.command_line import resolve_command
+from pytest_agentbench.sandbox.base import SandboxProvider, hidden_roots
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.files import make_dirs, write_file
 
@@ -52,12 +54,14 @@ def read_usage_file(path: Path | str) -> tuple[TokenUsage | None, float | None]:
 class CommandAgent(Agent):
     """Runs --agent-cmd through /bin/sh with cwd = workspace.
 
-    The child gets a small environment (PATH, locale, a private HOME and TMPDIR, the
-    AGENTBENCH_* variables) plus the variables named by --agent-opt env=NAME,NAME: the
-    operator's other variables do not reach it.
+    The programs and scripts the command names resolve from the directory pytest was started
+    in, and the sandbox shows them read-only (command_line.py). The child gets a small
+    environment (PATH, locale, a private HOME and TMPDIR, the AGENTBENCH_* variables) plus the
+    variables named by --agent-opt env=NAME,NAME: the operator's other variables do not reach it.
     """
 
     name = "command"
+    options = ("env",)
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -68,8 +72,28 @@ class CommandAgent(Agent):
         self.command = settings.agent_cmd
         self.passthrough = [n for n in (settings.agent_opts.get("env") or "").split(",") if n]
 
+    def use_sandbox(self, provider: SandboxProvider) -> None:
+        """Resolve the command's programs and scripts, and have the provider show them. Under
+        docker a bare program name is the image's; files the command names are mounted."""
+        super().use_sandbox(provider)
+        resolved = resolve_command(
+            self.settings.agent_cmd or "",
+            Path.cwd(),
+            dict(os.environ),
+            host_programs=provider.kind != "docker",
+            hidden=hidden_roots(),
+        )
+        self.command = resolved.text
+        provider.expose(resolved.exposures, f"--agent-cmd {self.settings.agent_cmd!r}")
+
     def info(self) -> dict[str, object]:
-        return {**super().info(), "cli_version": None, "command": self.command}
+        resolved = self.command if self.command != self.settings.agent_cmd else None
+        return {
+            **super().info(),
+            "cli_version": None,
+            "command": self.settings.agent_cmd,
+            "command_resolved": resolved,
+        }
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return CommandSession(self, ctx)

@@ -42,6 +42,7 @@ class MockAgent(Agent):
 
     name = "mock"
     starts_processes = False
+    options = ("seed", "pass_prob", "pass_prob.*", "profile", "wrong", "fix_prob", "usage")
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

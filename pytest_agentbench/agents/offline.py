@@ -22,6 +22,7 @@ class OracleAgent(Agent):
 
     name = "oracle"
     starts_processes = False
+    options = ()
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return _ReferenceSession(ctx)
@@ -37,6 +38,7 @@ class NopAgent(Agent):
 
     name = "nop"
     starts_processes = False
+    options = ()
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return _NothingSession()

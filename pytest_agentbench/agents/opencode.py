@@ -66,6 +66,11 @@ class OpencodeAgent(CliAgent):
         "XAI_API_KEY",
         "MISTRAL_API_KEY",
     )
+    key_variables = credential_env
+    login_hint = (
+        "an `opencode auth login` auth.json is not used: every trial has a private "
+        "XDG_DATA_HOME; for an endpoint that needs no key, set the variable to any value"
+    )
     own_options = ("permission",)
 
     def __init__(self, settings: Settings, prices: Any = None) -> None:
@@ -75,6 +80,14 @@ class OpencodeAgent(CliAgent):
                 "--agent=opencode with --agent-opt base_url=URL needs --model NAME "
                 "(the model name the endpoint serves)"
             )
+
+    def provider(self) -> str | None:
+        """opencode names its provider in the model, PROVIDER/MODEL (`anthropic/claude-...`):
+        that provider's id; unknown when the model is opencode's own default."""
+        if self.base_url:
+            return super().provider()
+        model = self.settings.model or ""
+        return model.split("/", 1)[0] if "/" in model else None
 
     @property
     def model_arg(self) -> str | None:

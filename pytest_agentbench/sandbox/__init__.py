@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -22,7 +23,15 @@ def home_parent(agent_home: str) -> str | None:
 
 
 def make_provider(settings: Settings) -> SandboxProvider:
-    """The provider for settings.sandbox; an unusable choice is a usage error naming the fix."""
+    """The provider for settings.sandbox, showing agents what --agent-expose names; an unusable
+    choice is a usage error naming the fix."""
+    provider = _make_provider(settings)
+    provider.mask(task_data(settings))
+    provider.expose([Path(p) for p in settings.agent_expose], "--agent-expose")
+    return provider
+
+
+def _make_provider(settings: Settings) -> SandboxProvider:
     from pytest_agentbench.sandbox.bwrap import BwrapProvider, bwrap_works
     from pytest_agentbench.sandbox.tmp import TmpProvider
 
@@ -45,6 +54,14 @@ def make_provider(settings: Settings) -> SandboxProvider:
             f"--agentbench-network=none: --sandbox=auto found no isolating sandbox ({reason})"
         )
     return TmpProvider(homes, fallback_reason=reason)
+
+
+def task_data(settings: Settings) -> list[Path]:
+    """What agents must never see, even inside an exposed directory: the task sources, and
+    this package (the bundled tasks and suites, with their expected trees)."""
+    sources = [Path(s) for s in settings.tasks if not s.startswith("builtin:")]
+    package = Path(__file__).resolve().parent.parent
+    return [package, *(source.resolve() for source in sources if source.exists())]
 
 
 def provider_for(config: pytest.Config, settings: Settings) -> SandboxProvider:

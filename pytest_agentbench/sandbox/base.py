@@ -16,6 +16,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import pytest
+
 from pytest_agentbench import fdtree
 from pytest_agentbench.filework import remove_later
 from pytest_agentbench.sandbox.ownership import owned_dir
@@ -132,6 +134,37 @@ class Sandbox(ABC):
         self.close()
 
 
+def hidden_roots() -> list[Path]:
+    """What no exposed path may be or hold: the operator's home, the directory pytest was
+    started in (tasks, run directories, the project), and where trials and homes are made."""
+    roots = [Path.home(), Path.cwd(), Path(tempfile.gettempdir()), Path("/dev/shm")]
+    return list(dict.fromkeys(root.resolve() for root in roots))
+
+
+def within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def checked_exposures(paths: Sequence[Path], origin: str, hidden: Sequence[Path]) -> list[Path]:
+    """paths made absolute and real; one that is missing, or is or holds a hidden path, is a
+    usage error naming origin (the option or command that asked for it)."""
+    checked = []
+    for path in paths:
+        real = Path(path).resolve()
+        if not real.exists():
+            raise pytest.UsageError(f"{origin}: {path} does not exist")
+        for secret in hidden:
+            if within(secret, real):
+                relation = "is" if real == secret else "holds"
+                raise pytest.UsageError(
+                    f"{origin}: {path} {relation} {secret}, which agents must not see (the home, "
+                    "the directory pytest was started in, where trials are made); expose a "
+                    "narrower path"
+                )
+        checked.append(real)
+    return list(dict.fromkeys(checked))
+
+
 class SandboxProvider(ABC):
     """Makes a fresh sandbox per trial (per recovery chain)."""
 
@@ -140,6 +173,25 @@ class SandboxProvider(ABC):
     nested_sandbox: bool = True
     home_parent: str | None = None  # a memory-backed directory for agents' homes (memory_dir)
     root_parent: str | None = None  # where trial directories are made (None: the temp dir)
+    exposed: tuple[Path, ...] = ()  # host paths agents see read-only at the same path
+    masked: tuple[Path, ...] = ()  # task data hidden again wherever an exposure shows it
+
+    def expose(self, paths: Sequence[Path], origin: str) -> None:
+        """Show paths read-only, at their own path, to every agent process; asked before the
+        first trial. tmp shows the whole machine anyway; bwrap and docker bind them."""
+        added = checked_exposures(paths, origin, hidden_roots())
+        for path in added:
+            for data in self.masked:
+                if within(path, data):
+                    raise pytest.UsageError(
+                        f"{origin}: {path} is task data ({data}), which agents must not see"
+                    )
+        self.exposed = tuple(dict.fromkeys((*self.exposed, *added)))
+
+    def mask(self, paths: Sequence[Path]) -> None:
+        """Task data (sources, the bundled suites) agents must not see even where an exposed
+        directory holds it (a venv with this package installed)."""
+        self.masked = tuple(dict.fromkeys((*self.masked, *(p.resolve() for p in paths))))
 
     def keep_homes_on_disk(self) -> None:
         """For agents whose homes may grow large or must stay visible to a sandbox of their

@@ -21,9 +21,11 @@ from pytest_agentbench.sandbox.base import (
     ProcessResult,
     Sandbox,
     SandboxProvider,
+    hidden_roots,
     make_trial_root,
     memory_dir,
     run_process_group,
+    within,
 )
 from pytest_agentbench.sandbox.cgroup import TrialCgroup, create_trial_cgroup
 from pytest_agentbench.sandbox.limits import SandboxLimits
@@ -106,7 +108,7 @@ def stage_etc(target: Path) -> None:
     target.chmod(0o755)
 
 
-def _covered(path: Path) -> bool:
+def covered(path: Path) -> bool:
     """Whether path is already visible through the runtime binds."""
     return any(path == Path(d) or Path(d) in path.parents for d in RUNTIME_DIRS)
 
@@ -141,20 +143,26 @@ def agent_exposures(
         return []
     paths: list[Path] = []
     program = Path(found)
-    if not _covered(program.resolve()):
+    if not covered(program.resolve()):
         paths.append(install_root(program, hidden))
+    interpreter = shebang_interpreter(program)
+    if interpreter:
+        paths.extend(agent_exposures([interpreter], env, hidden))
+    return paths
+
+
+def shebang_interpreter(program: Path) -> str | None:
+    """The interpreter a script's #! line names (the program after /usr/bin/env), if any."""
     try:
         with program.resolve().open("rb") as handle:
             first = handle.readline(256)
     except OSError:
-        return paths
-    if first.startswith(b"#!"):
-        words = first[2:].decode(errors="replace").split()
-        interpreter = words[1] if words and words[0].endswith("/env") and len(words) > 1 else None
-        interpreter = interpreter or (words[0] if words else None)
-        if interpreter:
-            paths.extend(agent_exposures([interpreter], env, hidden))
-    return paths
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode(errors="replace").split()
+    interpreter = words[1] if words and words[0].endswith("/env") and len(words) > 1 else None
+    return interpreter or (words[0] if words else None)
 
 
 def launched_programs(argv: Sequence[str]) -> list[str]:
@@ -222,8 +230,12 @@ class BwrapSandbox(Sandbox):
             str(self.home),
             INNER_HOME,
         ]
-        for path in provider.exposures(argv, env):
+        exposed = [*provider.exposed, *provider.exposures(argv, env)]
+        for path in dict.fromkeys(exposed):
             bwrap += ["--ro-bind", str(path), str(path)]
+        for path in provider.masked:  # task data an exposure or the runtime would show
+            if any(within(path, root) for root in (*exposed, *map(Path, RUNTIME_DIRS))):
+                bwrap += ["--tmpfs", str(path)]
         bwrap += ["--chdir", cwd, "--", *argv]
         if self.cgroup is None:
             return bwrap
@@ -254,7 +266,7 @@ class BwrapProvider(SandboxProvider):
         self.limits = limits
         self.home_parent = home_parent  # a memory-backed directory for the agents' homes
         self.binary = shutil.which("bwrap") or "bwrap"
-        self.hidden = [Path.home().resolve(), Path.cwd().resolve()]
+        self.hidden = hidden_roots()
         self._exposed: dict[tuple[tuple[str, ...], str | None], list[Path]] = {}
         self._runtime_binds: list[str] | None = None
         probe = create_trial_cgroup(f"agentbench-probe-{os.getpid()}", limits.pids, 1 << 30)

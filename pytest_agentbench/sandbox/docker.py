@@ -33,7 +33,9 @@ from pytest_agentbench.sandbox.base import (
     ProcessResult,
     Sandbox,
     SandboxProvider,
+    hidden_roots,
     make_trial_root,
+    within,
 )
 from pytest_agentbench.sandbox.bwrap import install_root
 from pytest_agentbench.sandbox.limits import SandboxLimits
@@ -268,7 +270,7 @@ class DockerProvider(SandboxProvider):
         self.run_id = run_label()
         self.live: dict[str, Any] = {}
         self.program_mounts: dict[str, str] = {}  # host install dir -> where the agent sees it
-        self.hidden = [Path.home().resolve(), Path.cwd().resolve()]
+        self.hidden = hidden_roots()
         if image is not None:
             self.require_image(image, "--docker-image")
         self.reaped = reap_dead_owners(self.client)
@@ -317,6 +319,16 @@ class DockerProvider(SandboxProvider):
         )
         return f"{inner}/{real.relative_to(root)}"
 
+    def expose(self, paths: Sequence[Path], origin: str) -> None:
+        """Host paths are bind-mounted read-only at their own path into every container; a
+        remote engine cannot see them."""
+        super().expose(paths, origin)
+        if self.exposed and not self.bind_mounts:
+            raise pytest.UsageError(
+                f"{origin}: {self.exposed[0]} is on this machine, which a remote Docker engine "
+                "cannot mount; put it in the image (docs/sandboxes.md)"
+            )
+
     def give_to_agent(self, directory: Path) -> None:
         """Make a bind-mounted tree the agent's: as root on the host, files belong to root,
         and the agent runs unprivileged."""
@@ -355,6 +367,8 @@ class DockerProvider(SandboxProvider):
         volumes = {
             host: {"bind": inner, "mode": "ro"} for host, inner in self.program_mounts.items()
         }
+        volumes.update({str(p): {"bind": str(p), "mode": "ro"} for p in self.exposed})
+        masks = [p for p in self.masked if any(within(p, root) for root in self.exposed)]
         if self.bind_mounts:
             self.give_to_agent(workspace)
             self.give_to_agent(home)
@@ -372,6 +386,7 @@ class DockerProvider(SandboxProvider):
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             binds=volumes,
+            tmpfs={str(path): "ro,size=4k" for path in masks},  # task data an exposure holds
             # Each round's output is read back from the log: the engine's own file driver,
             # whatever the daemon's default is, rotated so that an agent flooding its output
             # costs neither the engine's disk nor this process's memory more than LOG_BOUND.

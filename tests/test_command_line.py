@@ -1,0 +1,83 @@
+"""Resolving a --agent-cmd: which words are programs and scripts, and what a sandbox must show."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_agentbench.agents.command_line import ResolvedCommand, resolve_command, split_words
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """An invocation directory holding an agent script, a python link and a shell tool."""
+    (tmp_path / "my_agent.py").write_text("print('hi')\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    tool = bin_dir / "tool.sh"
+    tool.write_text("#!/bin/sh\necho tool\n")
+    tool.chmod(0o755)
+    return tmp_path
+
+
+def resolve(command: str, base: Path, *, host: bool = True) -> ResolvedCommand:
+    environ = {**os.environ, "PATH": f"{base / 'bin'}:/usr/bin:/bin"}
+    return resolve_command(command, base, environ, host_programs=host, hidden=[base])
+
+
+def test_the_readme_command_names_the_interpreter_and_the_script(base: Path) -> None:
+    resolved = resolve("python my_agent.py --fast", base)
+    interpreter = Path(sys.executable).resolve()
+    program, script, flag = resolved.text.split(" ")
+    assert Path(program).resolve() == interpreter and not program.startswith(str(base))
+    assert (script, flag) == (str(base / "my_agent.py"), "--fast")
+    assert base / "my_agent.py" in resolved.exposures
+    shown = [p for p in resolved.exposures if p != base / "my_agent.py"]
+    if not str(interpreter).startswith(("/usr/", "/bin/")):  # else the runtime shows it
+        assert any(p == interpreter or p in interpreter.parents for p in shown)
+    assert all(base not in p.parents and p != base for p in shown)
+
+
+def test_a_script_beside_the_tasks_is_shown_alone(base: Path) -> None:
+    resolved = resolve("bin/tool.sh && echo 2 > a.txt", base)
+    assert resolved.text == f"{base / 'bin' / 'tool.sh'} && echo 2 > a.txt"
+    assert resolved.exposures == [base / "bin" / "tool.sh"]  # /bin/sh is the runtime's
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 2 > my_agent.py",  # a redirection target is the workspace's
+        "cat my_agent.py",  # an ordinary argument is the workspace's
+        "python -c 'print(1)' my_agent.py",  # code, then an argument
+        "python3 - <<'EOF'\nmy_agent.py\nEOF",  # a here-document is data
+        'sh -c "python my_agent.py"',  # quoted words are the shell's
+        "$PY my_agent.py",  # an expansion is the shell's
+    ],
+)
+def test_words_that_are_not_scripts_are_left_alone(base: Path, command: str) -> None:
+    resolved = resolve(command, base)
+    assert "my_agent.py" in resolved.text and str(base / "my_agent.py") not in resolved.text
+
+
+def test_under_docker_bare_programs_are_the_images(base: Path) -> None:
+    resolved = resolve("python3 my_agent.py; /usr/bin/env true", base, host=False)
+    assert resolved.text == f"python3 {base / 'my_agent.py'}; /usr/bin/env true"
+    assert resolved.exposures == [base / "my_agent.py"]
+
+
+@given(st.text(alphabet="ab =;|&<>'\"\\$\n-./", max_size=40))
+def test_words_lie_inside_the_command_in_order(command: str) -> None:
+    words = split_words(command)
+    assert [w.start for w in words] == sorted(w.start for w in words)
+    for word in words:
+        assert command[word.start : word.end] == word.text and word.text.strip()
+    for word in words:
+        if word.plain:
+            assert not set(word.text) & set("'\"\\$ ;|&<>\n")
