@@ -263,3 +263,26 @@ def test_exposed_path_is_readable_and_home_and_task_data_are_not(
         f"--tasks={root}",
     )
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.real
+def test_docker_runs_the_images_python_on_the_mounted_script(pytester) -> None:
+    """Under docker a bare program is the image's; the script beside pytest is mounted."""
+    from conftest import TEST_IMAGE, skip_unless_sandbox
+
+    skip_unless_sandbox("docker")
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n", "where.txt": "/usr/bin\n"})
+    pytester.path.joinpath("my_agent.py").write_text(
+        "import os, sys\n"
+        "open('a.txt', 'w').write('2\\n')\n"
+        "open('where.txt', 'w').write(os.path.dirname(sys.executable) + '\\n')\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--agent-cmd=python3 my_agent.py",
+        "--sandbox=docker",
+        f"--docker-image={TEST_IMAGE}",
+        f"--tasks={root}",
+    )
+    result.assert_outcomes(passed=1)
