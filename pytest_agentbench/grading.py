@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pytest_agentbench import fdtree, names
+from pytest_agentbench.filework import remove_later
+from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.tasks.model import Task, Tree, file_matches_fd
 
 CHUNK = 1 << 20
@@ -224,11 +226,16 @@ def grade_task(task: Task, workspace: Path) -> Grade:
     if expected is not None:
         return compare_tree(expected, workspace)
     assert task.verifier is not None
-    with tempfile.TemporaryDirectory(prefix="agentbench-grade-") as scratch:
+    # In this process's owner directory, so a killed run's copy is swept like its trials; the
+    # verifier may leave anything in it, so it goes the way trial directories go.
+    scratch = tempfile.mkdtemp(prefix="agentbench-grade-", dir=owned_dir())
+    try:
         copy = Path(scratch) / "verify-copy"
         left_out = fdtree.copy_tree(str(workspace), str(copy))
         invalid = sorted({*list_workspace(copy).invalid, *map(names.encode, left_out)})
         grade = run_verifier(task.verifier, copy, timeout=max(30.0, task.timeout))
+    finally:
+        remove_later(Path(scratch))
     if invalid:
         grade.exact = grade.eof_normalized = False
         grade.invalid = invalid
