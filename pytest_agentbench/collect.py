@@ -118,12 +118,11 @@ def make_items(
     selection = parent.config.stash.get(SELECTION_KEY, None)
     key = task_id if generated else None  # a directory task is known by its path alone
     names = selection.repeat_names(parent.path, key) if selection is not None else None
+    repeats = range(settings.repeats) if names is None else sorted(int(n[1:]) for n in names)
     tags = task.tags if task is not None else ()
     _register_tags(parent.config, tags)
     shared = _shared_fixtureinfo(parent)
-    for repeat in range(settings.repeats):
-        if names is not None and f"r{repeat}" not in names:
-            continue
+    for repeat in repeats:
         item = TaskItem.from_parent(
             parent,
             name=f"r{repeat}",

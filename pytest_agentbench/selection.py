@@ -13,6 +13,7 @@ from the same arguments.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -48,7 +49,8 @@ class TrialSelection:
         return is_task_dir(path) or is_suite_dir(path)
 
     def repeat_names(self, path: Path, task_id: str | None) -> set[str] | None:
-        """The repeats to collect of one task (None: all of them)."""
+        """The repeats to collect of one task (None: those --repeats makes). A named repeat
+        is collected beyond --repeats too: it is the trial the id was copied from."""
         return self.wanted.get((path, task_id)) if self.restricts(path) else None
 
     def suite_task_ids(self, suite: Path) -> set[str] | None:
@@ -74,8 +76,7 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
-def trial_names(repeats: int) -> str:
-    return "r0" if repeats == 1 else f"r0 to r{repeats - 1}"
+REPEAT_NAME = re.compile(r"r(0|[1-9][0-9]*)")
 
 
 class _Finder:
@@ -114,7 +115,6 @@ class _Finder:
 def select_trials(config: pytest.Config, settings: Settings) -> tuple[list[str], TrialSelection]:
     """The arguments pytest is given instead of config.args, and the trials named among them."""
     finder = _Finder(config, settings)
-    repeats = settings.repeats
     selection = TrialSelection()
     rewritten: list[str] = []
     for arg in config.args:
@@ -128,10 +128,9 @@ def select_trials(config: pytest.Config, settings: Settings) -> tuple[list[str],
             selection.plain.append(plain)
             continue
         anchor, (path, task_id) = located
-        if len(parts) > 1 or (parts and parts[0] not in {f"r{i}" for i in range(repeats)}):
+        if len(parts) > 1 or (parts and not REPEAT_NAME.fullmatch(parts[0])):
             raise pytest.UsageError(
-                f"{arg}: no such trial; with --repeats={repeats} a task's trials are "
-                f"{trial_names(repeats)} (raise --repeats to run a later one)"
+                f"{arg}: no such trial; a task's trials are named r0, r1, ... (one per repeat)"
             )
         if task_id is not None and not finder.has_task(path, task_id):
             raise pytest.UsageError(

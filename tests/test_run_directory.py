@@ -125,7 +125,7 @@ def test_default_run_directory_is_named_after_the_run_id(
     [
         (["-k", "nomatch"], pytest.ExitCode.NO_TESTS_COLLECTED),
         (["--collect-only"], pytest.ExitCode.OK),
-        (["tiny-tasks/t00::r9"], pytest.ExitCode.USAGE_ERROR),
+        (["tiny-tasks/t00::9"], pytest.ExitCode.USAGE_ERROR),
         (["tiny-tasks/t99::r0"], pytest.ExitCode.USAGE_ERROR),
     ],
     ids=["nothing-selected", "collect-only", "no-such-repeat", "no-such-task"],
