@@ -50,6 +50,8 @@ class ProgressLog:
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Serial runs: the selected trials (under xdist the controller collects nothing)."""
+        if session.testsfailed and not session.config.option.continue_on_collection_errors:
+            return  # pytest stops at the collection error: no trial runs, no file is made
         self._plan(sum(1 for item in session.items if isinstance(item, TaskItem)))
 
     @pytest.hookimpl(optionalhook=True)

@@ -142,6 +142,14 @@ def test_a_run_with_nothing_to_run_leaves_no_run_directory(
     assert not (pytester.path / ".agentbench").exists()
 
 
+def test_a_collection_error_leaves_no_run_directory(pytester: pytest.Pytester, suite: Path) -> None:
+    """Serial pytest stops at a collection error (xdist runs the other trials: they are kept)."""
+    pytester.makepyfile(test_broken="def test_x(:\n")
+    result = pytester.runpytest_subprocess(*BASE, "tiny-tasks", "test_broken.py")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert not (pytester.path / ".agentbench").exists()
+
+
 def test_scrub_removes_secret_values_and_token_shapes() -> None:
     text = "key sk-abcdefghijklmnopqrstu and MY_API_TOKEN=hunter2hunter2 password: s3cr3tpass"
     out = scrub(text, {"MY_API_TOKEN": "hunter2hunter2", "HOME": "/root"})
