@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_agentbench.observation import Observation
 from pytest_agentbench.report.document import build_report
+from pytest_agentbench.rollups import build_rollups
 from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.store import (
@@ -342,6 +343,7 @@ def build_document(configurations: list[Configuration]) -> dict[str, Any]:
         "kind": DOCUMENT_KIND,
         "configurations": reports,
         "combined": _combined(counted, suite),
+        "rollups": build_rollups(reports),
     }
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -177,6 +178,7 @@ class CliAgent(Agent):
     """An agent CLI run headless in the workspace, one process per round."""
 
     default_key_env: str  # the variable the CLI reads its API key from
+    default_provider: str | None = None  # the host the CLI reaches without a base_url
     cumulative_usage = False  # a resumed session reports totals since the session began
     credential_env: tuple[str, ...] = ()  # further credential variables passed through
     key_variables: tuple[str, ...] = ()  # any one of them lets the CLI reach its own provider
@@ -273,7 +275,15 @@ class CliAgent(Agent):
             "pinned_version": PINS[self.name].version,
             "binary": self.binary,
             "base_url": self.base_url,
+            "provider": self.provider(),
         }
+
+    def provider(self) -> str | None:
+        """Where the model is served (a report's model route): the base_url's host, else the
+        CLI's default provider; None when the adapter cannot tell."""
+        if self.base_url:
+            return urlsplit(self.base_url).hostname
+        return self.default_provider
 
     def cli_version(self) -> str | None:
         """`BIN --version`, run once with a throwaway home: even --version writes there.

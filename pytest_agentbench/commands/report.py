@@ -29,7 +29,7 @@ def load_document(path: Path) -> dict[str, Any]:
     return read_document(path)
 
 
-def render(document: dict[str, Any], form: str) -> str:
+def render(document: dict[str, Any], form: str, source: Path) -> str:
     if form == "html":
         from pytest_agentbench.report.html import render_html
 
@@ -46,18 +46,23 @@ def render(document: dict[str, Any], form: str) -> str:
         return render_csv(document)
     from pytest_agentbench.configurations import configurations_of
     from pytest_agentbench.report.terminal import render as render_text
+    from pytest_agentbench.report.terminal import render_rollups
 
     blocks = []
     for report in configurations_of(document):
         name = report["run"].get("name")
         blocks.append(([f"== {name}"] if name else []) + render_text(report))
+    if document.get("rollups"):
+        blocks.append(
+            render_rollups(document["rollups"], f"agentbench report {source} --format md")
+        )
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
     document = load_document(args.report)
     try:
-        text = render(document, args.format)
+        text = render(document, args.format, args.report)
     except (KeyError, TypeError) as exc:
         if args.report.is_dir():
             raise  # built here from the run directory: a missing field is a bug, not input

@@ -251,6 +251,67 @@ def family_rates(report: dict[str, Any]) -> dict[str, float | None]:
     return {f: (sum(v) / len(v) if v else None) for f, v in sorted(groups.items())}
 
 
+ROLLUP_STATISTICS = ("median", "mean", "q1", "q3", "min", "max")
+
+
+def _rollup_table(
+    table_id: str, lead: list[str], trail: list[str], rows: list[tuple[list[str], Any]]
+) -> str:
+    """A sortable table of rollup rows: `lead` name columns, the count and statistics, then
+    `trail` name columns; each row gives its name cells (lead then trail) and its figures."""
+    names = [f'<th class="name">{escape(n)}</th>' for n in (*lead, *trail)]
+    figures = [f"<th>{n}</th>" for n in ("n", "median", "mean", "Q1", "Q3", "min", "max")]
+    head = "".join(names[: len(lead)] + figures + names[len(lead) :])
+    body = []
+    for cells, row in rows:
+        tds = [_td(cell, cell, "name") for cell in cells]
+        tds[len(lead) : len(lead)] = [_td(str(row["count"]), row["count"])] + [
+            _td(_num(row[key]), row[key]) for key in ROLLUP_STATISTICS
+        ]
+        body.append(f"<tr>{''.join(tds)}</tr>")
+    return (
+        f'<table class="sortable" id="{table_id}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _rollups(rollups: dict[str, Any]) -> str:
+    """Family rows over complete configurations, who was left out and why, task families."""
+    families = _rollup_table(
+        "rollups",
+        ["family", "value"],
+        ["excluded"],
+        [
+            (
+                [
+                    row["family"],
+                    row["label"],
+                    ", ".join(e["configuration"] for e in row["excluded"]) or "none",
+                ],
+                row,
+            )
+            for row in rollups["families"]
+        ],
+    )
+    excluded = "".join(
+        f"<li>{escape(e['configuration'])}: {escape(e['reason'])}</li>" for e in rollups["excluded"]
+    )
+    slices = _rollup_table(
+        "task-families",
+        ["by", "family", "tasks"],
+        [],
+        [([row["by"], row["family"], str(row["tasks"])], row) for row in rollups["task_families"]],
+    )
+    counted = plural(len(rollups["configurations"]), "complete configuration")
+    return (
+        f'<p class="muted">Score over {counted} (coverage 1, not quarantined): median, mean, '
+        "quartiles (linear interpolation), range and count.</p>"
+        f"{families}<h3>Excluded from rollups</h3>"
+        f'<ul id="rollup-excluded">{excluded or "<li>none</li>"}</ul>'
+        f"<h3>Task families (quality, complete configurations)</h3>{slices}"
+    )
+
+
 def _families(reports: list[dict[str, Any]]) -> tuple[str, str]:
     rates = [family_rates(r) for r in reports]
     families = sorted({f for r in rates for f in r})
@@ -376,7 +437,11 @@ def _simulated_note(reports: list[dict[str, Any]]) -> str:
 def render_html(document: dict[str, Any]) -> str:
     reports = configurations_of(document)
     task_ids = sorted({t["id"] for r in reports for t in r["tasks"]})
-    family_table, family_plot = _families(reports)
+    rollups = document.get("rollups")
+    counted = set(rollups["configurations"]) if rollups else None
+    family_table, family_plot = _families(
+        [r for r in reports if counted is None or (r["run"].get("name") in counted)]
+    )
     combined = document.get("combined")
     combined_line = ""
     if combined:
@@ -406,7 +471,9 @@ def render_html(document: dict[str, Any]) -> str:
             _leaderboard(reports),
             _simulated_note(reports),
             combined_line,
+            *(["<h2>Rollups</h2>", _rollups(rollups)] if rollups else []),
             "<h2>Families</h2>",
+            '<p class="muted">Complete configurations only.</p>' if rollups else "",
             family_table,
             family_plot,
             "<h2>Tokens per trial</h2>",

@@ -6,6 +6,8 @@ from typing import Any
 
 from pytest_agentbench.configurations import configurations_of
 from pytest_agentbench.report.html import family_rates, interval_text
+from pytest_agentbench.report.terminal import ROLLUP_HEADERS, rollup_figures
+from pytest_agentbench.report.wording import plural
 
 UNKNOWN = "unknown"
 
@@ -25,6 +27,40 @@ def _median(stat: dict[str, Any]) -> float | None:
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return lines
+
+
+def _rollups(rollups: dict[str, Any]) -> list[str]:
+    """Family rows, the configurations left out with the reason, and task-family slices."""
+    counted = plural(len(rollups["configurations"]), "complete configuration")
+    lines = ["", "## Rollups", ""]
+    lines += [
+        f"Score over {counted} (coverage 1, not quarantined): median, mean, quartiles "
+        "(linear interpolation), range and count.",
+        "",
+    ]
+    lines += _table(
+        ["family", "value", *ROLLUP_HEADERS[2:-1], "excluded"],
+        [
+            [
+                row["family"],
+                row["label"],
+                *rollup_figures(row),
+                ", ".join(e["configuration"] for e in row["excluded"]),
+            ]
+            for row in rollups["families"]
+        ],
+    )
+    lines += ["", "### Excluded from rollups", ""]
+    lines += [f"- {e['configuration']}: {e['reason']}" for e in rollups["excluded"]] or ["none"]
+    lines += ["", "### Task families (quality, complete configurations)", ""]
+    lines += _table(
+        ["by", "family", "tasks", *ROLLUP_HEADERS[2:-1]],
+        [
+            [row["by"], row["family"], str(row["tasks"]), *rollup_figures(row)]
+            for row in rollups["task_families"]
+        ],
+    )
     return lines
 
 
@@ -64,10 +100,20 @@ def render_markdown(document: dict[str, Any]) -> str:
     headers += ["tokens (median)", "cost USD (median)", "wall s (median)", "cost CV in tasks"]
     headers += ["cost USD / success", "output tokens (median)", "wall s (total)", "similarity"]
     lines = ["# agentbench report", "", "## Leaderboard", "", *_table(headers, rows)]
-    rates = [family_rates(r) for r in reports]
+    rollups = document.get("rollups")
+    if rollups:
+        lines += _rollups(rollups)
+    counted = set(rollups["configurations"]) if rollups else set(names)
+    shown = [(n, r) for n, r in zip(names, reports, strict=True) if n in counted]
+    rates = [family_rates(r) for _, r in shown]
     families = sorted({f for r in rates for f in r})
     lines += ["", "## Families (first exact)", ""]
-    lines += _table(["family", *names], [[f, *(_pct(r.get(f)) for r in rates)] for f in families])
+    if rollups:
+        lines += ["Complete configurations only (see Rollups for those left out).", ""]
+    lines += _table(
+        ["family", *(n for n, _ in shown)],
+        [[f, *(_pct(r.get(f)) for r in rates)] for f in families],
+    )
     lines += ["", "## Tasks (first exact per repeat: P pass, F fail, - not scored)", ""]
     outcomes = [{t["id"]: t["outcomes"] or UNKNOWN for t in r["tasks"]} for r in reports]
     task_ids = sorted({t for o in outcomes for t in o})

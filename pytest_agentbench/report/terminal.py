@@ -181,5 +181,68 @@ def render(
     return fit(sections, budget)
 
 
+ROLLUP_HEADERS = ["family", "value", "n", "median", "mean", "Q1", "Q3", "min", "max", "excluded"]
+
+
+def rollup_figures(row: dict[str, Any]) -> list[str]:
+    """A rollup row's count and statistics as table cells (3 decimals, unknown spelt out)."""
+    stats = ("median", "mean", "q1", "q3", "min", "max")
+    return [str(row["count"]), *(_num(row[key], 3) for key in stats)]
+
+
+def rollup_sections(rollups: dict[str, Any], where: str) -> list[Section]:
+    """Family rows, the configurations left out and why, then task-family slices."""
+    counted = len(rollups["configurations"])
+    family_table = format_table(
+        ROLLUP_HEADERS,
+        [
+            [row["family"], row["label"], *rollup_figures(row), str(len(row["excluded"]))]
+            for row in rollups["families"]
+        ],
+        right=set(range(2, len(ROLLUP_HEADERS))),
+    )
+    slice_table = format_table(
+        ["by", "family", "tasks", *ROLLUP_HEADERS[2:-1]],
+        [
+            [row["by"], row["family"], str(row["tasks"]), *rollup_figures(row)]
+            for row in rollups["task_families"]
+        ],
+        right=set(range(2, len(ROLLUP_HEADERS) - 1)),
+    )
+
+    def more(noun: str) -> Callable[[int, int], list[str]]:
+        return lambda hidden, shown: [f"... {plural(hidden, noun)} not shown; all: {where}"]
+
+    return [
+        Section(
+            head=[
+                "",
+                f"rollups: score over {plural(counted, 'complete configuration')} "
+                "(coverage 1, not quarantined); quartiles by linear interpolation",
+                *family_table[:2],
+            ],
+            rows=family_table[2:],
+            more=more("more family row"),
+        ),
+        Section(
+            head=[f"excluded from rollups: {len(rollups['excluded'])}"],
+            rows=[f"  {e['configuration']}: {e['reason']}" for e in rollups["excluded"]],
+            more=more("more excluded configuration"),
+        ),
+        Section(
+            head=["task families: quality of complete configurations", *slice_table[:2]],
+            rows=slice_table[2:],
+            more=more("more task family"),
+        ),
+    ]
+
+
+def render_rollups(
+    rollups: dict[str, Any], where: str, budget: int | None = SCREEN_LINES
+) -> list[str]:
+    """The rollups of a multi-configuration report, within `budget` lines."""
+    return fit(rollup_sections(rollups, where), budget)
+
+
 def _interval(pair: list[float] | None) -> str:
     return "unknown" if pair is None else f"[{100 * pair[0]:.1f}%, {100 * pair[1]:.1f}%]"
