@@ -217,8 +217,8 @@ def rollup_sections(rollups: dict[str, Any], where: str) -> list[Section]:
         Section(
             head=[
                 "",
-                f"rollups: score over {plural(counted, 'complete configuration')} "
-                "(coverage 1, not quarantined); quartiles by linear interpolation",
+                f"rollups: score of {plural(counted, 'complete configuration')} "
+                "(coverage 1, not quarantined), linear quartiles",
                 *family_table[:2],
             ],
             rows=family_table[2:],
