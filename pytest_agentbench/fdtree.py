@@ -253,10 +253,14 @@ def _copy_file(found: Found, dest_fd: int, name: bytes) -> None:
 
 def disk_usage(roots: list[str]) -> int:
     """Bytes the trees take: per entry (roots included) the larger of its apparent size and
-    its allocated blocks, so a sparse file counts at its full length."""
+    its allocated blocks, so a sparse file counts at its full length. A root that is gone (an
+    agent may delete its own workspace) takes nothing."""
     total = 0
     for root in roots:
-        info = os.lstat(root)
+        try:
+            info = os.lstat(root)
+        except FileNotFoundError:
+            continue
         total += max(info.st_size, info.st_blocks * 512)
         for found in walk(root):
             if found.kind != UNREADABLE:

@@ -62,6 +62,8 @@ def list_workspace(
     expected tree also holds (but not those in skip) are compared while their directory is
     open: sizes first, then bytes, streamed."""
     listing = WorkspaceListing()
+    if not os.path.lexists(root):  # the agent deleted its own workspace: it holds nothing
+        return listing
     wanted = {os.fsencode(rel): rel for rel in expected.paths()} if expected is not None else {}
     for found in fdtree.walk(str(root)):
         if found.kind == fdtree.FILE:
