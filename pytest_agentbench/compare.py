@@ -1,8 +1,10 @@
 """Paired comparison of two configurations over their common tasks, and gates on the result.
 
-Per task: candidate - base pass rates and candidate / base mean usage. Suite: the mean rate
-difference and the geometric-mean usage ratio, each with a 90% bootstrap interval over tasks
-and an exact sign test. Gates (TOML) turn the result into an exit code for CI.
+Per task: candidate - base pass rates and candidate / base mean usage, however many trials each
+side has. Suite: the mean rate difference and the geometric-mean usage ratio, each with a 90%
+bootstrap interval over tasks and an exact sign test; for the two outcomes, an exact McNemar test
+on paired trials and the pessimistic pass counts of count gates. Gates (TOML) turn the result
+into an exit code for CI.
 """
 
 from __future__ import annotations
@@ -16,20 +18,33 @@ from typing import Any
 from pytest_agentbench.configurations import Configuration
 from pytest_agentbench.metrics import trial_tokens
 from pytest_agentbench.observation import Observation, Outcome
+from pytest_agentbench.report.wording import plural
+from pytest_agentbench.settings import Settings
 from pytest_agentbench.stats import (
+    COMPARE_SEED,
     MIN_PAIRS,
     geometric_mean,
     geometric_mean_interval,
+    mcnemar_exact,
     mean_interval,
     sign_test,
 )
-from pytest_agentbench.store import identity_differences
+from pytest_agentbench.store import configuration_identity, identity_differences
 
 RATE_METRICS = ("first_exact", "final_exact", "quality")
 RATIO_METRICS = ("tokens", "cost_usd", "wall_s")
+COUNT_METRIC = "passes"
+OUTCOMES: tuple[Outcome, ...] = ("first_exact", "final_exact")  # per trial: McNemar, counts
 PAIRING_FIELDS = ("oracle_recoveries", "retry_failures", "agent_timeout", "sandbox")
+TASKS_FIELD = "tasks"  # the declared task set, beside the identity's fields
 BOUNDS = ("lower", "upper", "point")
 PASS, FAIL, UNDETERMINED = "pass", "fail", "undetermined"
+GATES_PASS, GATES_FAIL, GATES_UNDETERMINED = 0, 1, 3  # exit codes; 2 is bad input (cli.py)
+
+
+def identity_fields() -> list[str]:
+    """The fields --require-same accepts: a configuration identity's fields, and `tasks`."""
+    return [*configuration_identity(Settings(agent="-"), {}, {}), TASKS_FIELD]
 
 
 def _usage(observation: Observation, metric: str) -> float | None:
@@ -41,19 +56,29 @@ def _usage(observation: Observation, metric: str) -> float | None:
 
 @dataclass
 class TaskSide:
-    """One configuration's scored trials of one task."""
+    """One configuration's trials of one task: the scored ones, and the slots (repeats) that
+    were recorded without an outcome (provider stop, error, not started)."""
 
-    trials: list[Observation]
+    trials: list[Observation] = field(default_factory=list)
+    unknown: int = 0
 
     @property
     def n(self) -> int:
         return len(self.trials)
 
+    def passes(self, outcome: Outcome) -> int:
+        return sum(bool(o[outcome]) for o in self.trials)
+
+    def ordered(self, outcome: Outcome) -> list[bool]:
+        """The scored trials' outcomes in repeat order: the order trials are paired in."""
+        trials = sorted(self.trials, key=lambda o: (o["repeat"], o.get("trial_id") or ""))
+        return [bool(o[outcome]) for o in trials]
+
     def rate(self, metric: str) -> float:
         if metric == "quality":
             return 0.75 * self.rate("first_exact") + 0.25 * self.rate("final_exact")
         outcome: Outcome = "final_exact" if metric == "final_exact" else "first_exact"
-        return sum(bool(o[outcome]) for o in self.trials) / self.n
+        return self.passes(outcome) / self.n
 
     def mean_usage(self, metric: str) -> float | None:
         values = [_usage(o, metric) for o in self.trials]
@@ -67,18 +92,79 @@ class TaskSide:
 class Comparison:
     base: str
     candidate: str
+    seed: int = COMPARE_SEED
+    differences: dict[str, dict[str, Any]] = field(default_factory=dict)
     tasks: list[dict[str, Any]] = field(default_factory=list)
     excluded: list[dict[str, str]] = field(default_factory=list)
     suite: dict[str, dict[str, Any]] = field(default_factory=dict)
+    passes: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def excluded_from(self, metric: str) -> list[str]:
+        """Tasks left out of METRIC's pairs (all of a task's metrics, or this one)."""
+        return [e["task"] for e in self.excluded if e["metrics"] in ("all", metric)]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "base": self.base,
             "candidate": self.candidate,
+            "seed": self.seed,
+            "differences": self.differences,
             "suite": self.suite,
+            "passes": self.passes,
             "tasks": self.tasks,
             "excluded": self.excluded,
         }
+
+
+def _shown(value: Any) -> Any:
+    """A field's value for the header and JSON: a dict of options as sorted KEY=VALUE text."""
+    if isinstance(value, dict):
+        return " ".join(f"{k}={v}" for k, v in sorted(value.items())) or None
+    return value
+
+
+def differences(base: Configuration, candidate: Configuration) -> dict[str, dict[str, Any]]:
+    """Every identity field whose value differs between the two sides, and the declared task
+    sets when they differ (the tasks only one side declares)."""
+    old, new = base.identity, candidate.identity
+    found = {
+        name: {"base": _shown(old.get(name)), "candidate": _shown(new.get(name))}
+        for name in sorted(set(old) | set(new))
+        if old.get(name) != new.get(name)
+    }
+    only_base = sorted(set(base.declared) - set(candidate.declared))
+    only_candidate = sorted(set(candidate.declared) - set(base.declared))
+    if only_base or only_candidate:
+        found[TASKS_FIELD] = {"only_in_base": only_base, "only_in_candidate": only_candidate}
+    return found
+
+
+def difference_text(name: str, difference: dict[str, Any]) -> str:
+    """One differing field as a phrase: 'model: base 'a', candidate 'b''."""
+    if name == TASKS_FIELD:
+        parts = [
+            f"{len(ids)} only in {side} ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})"
+            for side, ids in (
+                ("base", difference["only_in_base"]),
+                ("candidate", difference["only_in_candidate"]),
+            )
+            if ids
+        ]
+        return f"tasks: {'; '.join(parts)}"
+    return f"{name}: base {difference['base']!r}, candidate {difference['candidate']!r}"
+
+
+def parse_require_same(text: str) -> list[str]:
+    """FIELD,... for --require-same; an unknown field is an error listing the known ones."""
+    fields = [name.strip() for name in text.split(",") if name.strip()]
+    known = identity_fields()
+    unknown = [name for name in fields if name not in known]
+    if unknown or not fields:
+        raise ValueError(
+            f"--require-same {text}: unknown field {', '.join(unknown) or '(none given)'}; "
+            f"give a comma-separated list of {', '.join(known)}"
+        )
+    return fields
 
 
 def pairing_problems(base: Configuration, candidate: Configuration) -> list[str]:
@@ -97,11 +183,16 @@ def pairing_problems(base: Configuration, candidate: Configuration) -> list[str]
 
 
 def _sides(config: Configuration) -> dict[str, TaskSide]:
-    sides: dict[str, TaskSide] = {task_id: TaskSide([]) for task_id in config.declared}
+    sides: dict[str, TaskSide] = {task_id: TaskSide() for task_id in config.declared}
+    unscored: dict[str, set[int]] = {}
     for obs in config.observations:
-        side = sides.setdefault(obs["task"], TaskSide([]))
+        side = sides.setdefault(obs["task"], TaskSide())
         if obs["status"] == "scored":
             side.trials.append(obs)
+        else:
+            unscored.setdefault(obs["task"], set()).add(obs["repeat"])
+    for task_id, repeats in unscored.items():  # a stop that a later record scored is known
+        sides[task_id].unknown = len(repeats - {o["repeat"] for o in sides[task_id].trials})
     return sides
 
 
@@ -111,31 +202,78 @@ def _exclusion(task_id: str, base: TaskSide | None, cand: TaskSide | None) -> st
     if base.n == 0 or cand.n == 0:
         which = "base" if base.n == 0 else "candidate"
         return f"unknown correctness: no scored trials in {which}"
-    if base.n != cand.n:
-        return f"unequal repeat counts: base {base.n}, candidate {cand.n}"
     return None
 
 
+def pass_counts(
+    base_sides: dict[str, TaskSide], cand_sides: dict[str, TaskSide], outcome: Outcome
+) -> dict[str, int]:
+    """Passing trials of each side for a count gate, unknown outcomes counted against the
+    candidate: per task, both sides get as many trial slots as the side with more trials; a
+    slot without a known outcome (unscored, or not run on that side, or the task not declared
+    there) is a pass for the base and a failure for the candidate."""
+    counts = {"slots": 0, "base": 0, "candidate": 0, "base_unknown": 0, "candidate_unknown": 0}
+    for task_id in sorted(set(base_sides) | set(cand_sides)):
+        b, c = base_sides.get(task_id, TaskSide()), cand_sides.get(task_id, TaskSide())
+        slots = max(b.n + b.unknown, c.n + c.unknown)
+        counts["slots"] += slots
+        counts["base"] += b.passes(outcome) + (slots - b.n)
+        counts["base_unknown"] += slots - b.n
+        counts["candidate"] += c.passes(outcome)
+        counts["candidate_unknown"] += slots - c.n
+    return counts
+
+
+def discordant_trials(pairs: list[tuple[TaskSide, TaskSide]], outcome: Outcome) -> dict[str, Any]:
+    """Trials paired within each task in repeat order (a side's extra trials stay unpaired),
+    the discordant pairs counted, and their exact McNemar p-value."""
+    paired = base_only = candidate_only = 0
+    for b, c in pairs:
+        for old, new in zip(b.ordered(outcome), c.ordered(outcome), strict=False):
+            paired += 1
+            base_only += old and not new
+            candidate_only += new and not old
+    return {
+        "paired_trials": paired,
+        "base_only": base_only,
+        "candidate_only": candidate_only,
+        "p": mcnemar_exact(base_only, candidate_only) if paired else None,
+    }
+
+
 def compare(
-    base: Configuration, candidate: Configuration, *, seed: int | None = None
+    base: Configuration,
+    candidate: Configuration,
+    *,
+    seed: int = COMPARE_SEED,
+    require_same: list[str] | tuple[str, ...] = (),
 ) -> Comparison:
+    """The paired comparison; a ValueError when the runs cannot be paired or differ in a
+    field of `require_same`."""
     problems = pairing_problems(base, candidate)
     if problems:
         raise ValueError("the runs cannot be paired; differing fields:\n  " + "\n  ".join(problems))
-    result = Comparison(base.name or base.label(), candidate.name or candidate.label())
+    result = Comparison(base.name or base.label(), candidate.name or candidate.label(), seed)
+    result.differences = differences(base, candidate)
+    required = [name for name in require_same if name in result.differences]
+    if required:
+        shown = "; ".join(difference_text(name, result.differences[name]) for name in required)
+        raise ValueError(f"--require-same {','.join(require_same)}: the runs differ: {shown}")
     base_sides, cand_sides = _sides(base), _sides(candidate)
-    differences: dict[str, list[float]] = {m: [] for m in RATE_METRICS}
+    rate_differences: dict[str, list[float]] = {m: [] for m in RATE_METRICS}
     ratios: dict[str, list[float]] = {m: [] for m in RATIO_METRICS}
+    pairs: list[tuple[TaskSide, TaskSide]] = []
     for task_id in sorted(set(base_sides) | set(cand_sides)):
         b, c = base_sides.get(task_id), cand_sides.get(task_id)
         reason = _exclusion(task_id, b, c)
         if reason is not None or b is None or c is None:
             result.excluded.append({"task": task_id, "metrics": "all", "reason": str(reason)})
             continue
-        row: dict[str, Any] = {"id": task_id, "repeats": b.n}
+        pairs.append((b, c))
+        row: dict[str, Any] = {"id": task_id, "base_trials": b.n, "candidate_trials": c.n}
         for metric in RATE_METRICS:
             row[metric] = c.rate(metric) - b.rate(metric)
-            differences[metric].append(row[metric])
+            rate_differences[metric].append(row[metric])
         for metric in RATIO_METRICS:
             old, new = b.mean_usage(metric), c.mean_usage(metric)
             if old is None or new is None or old <= 0 or new <= 0:
@@ -148,11 +286,16 @@ def compare(
                 row[f"{metric}_ratio"] = new / old
                 ratios[metric].append(new / old)
         result.tasks.append(row)
-    for metric, values in differences.items():
+    for metric, values in rate_differences.items():
         result.suite[metric] = _summary(values, mean_interval, _mean, seed, values)
+        result.suite[metric]["mcnemar"] = None
+    for outcome in OUTCOMES:
+        result.suite[outcome]["mcnemar"] = discordant_trials(pairs, outcome)
     for metric, values in ratios.items():
         logs = [math.log(v) for v in values]
         result.suite[metric] = _summary(values, geometric_mean_interval, geometric_mean, seed, logs)
+        result.suite[metric]["mcnemar"] = None
+    result.passes = {o: pass_counts(base_sides, cand_sides, o) for o in OUTCOMES}
     return result
 
 
@@ -161,14 +304,13 @@ def _mean(values: list[float]) -> float | None:
 
 
 def _summary(
-    values: list[float], interval: Any, point: Any, seed: int | None, signed: list[float]
+    values: list[float], interval: Any, point: Any, seed: int, signed: list[float]
 ) -> dict[str, Any]:
     enough = len(values) >= MIN_PAIRS
-    kwargs = {} if seed is None else {"seed": seed}
     return {
         "pairs": len(values),
         "point": point(values),
-        "interval": interval(values, **kwargs) if enough else None,
+        "interval": interval(values, seed) if enough else None,
         "note": None if enough else f"too few tasks ({len(values)} < {MIN_PAIRS} pairs)",
         "sign_test_p": sign_test(signed) if values else None,
     }
@@ -179,7 +321,45 @@ class Gate:
     name: str
     metric: str
     bound: str
-    limit: float  # margin for rates, factor for ratios
+    limit: float  # margin for rates and pass counts, factor for ratios
+    outcome: Outcome = "first_exact"  # what a count gate counts
+
+
+def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
+    where = f"{path}: gate {index} ({entry.get('name', 'unnamed')})"
+    metric = entry.get("metric")
+    metrics = (*RATE_METRICS, *RATIO_METRICS, COUNT_METRIC)
+    if metric not in metrics:
+        raise ValueError(
+            f"{where}: field 'metric' must be one of {' | '.join(metrics)}, got {metric!r}"
+        )
+    bound = entry.get("bound", "point")
+    if bound not in BOUNDS:
+        raise ValueError(f"{where}: field 'bound' must be lower | upper | point, got {bound!r}")
+    if metric == COUNT_METRIC and bound != "point":
+        raise ValueError(
+            f'{where}: a count gate (metric passes) has no interval; use bound = "point"'
+        )
+    outcome = entry.get("outcome", "first_exact")
+    if "outcome" in entry and metric != COUNT_METRIC:
+        raise ValueError(f"{where}: field 'outcome' belongs to count gates (metric passes) only")
+    if outcome not in OUTCOMES:
+        raise ValueError(
+            f"{where}: field 'outcome' must be first_exact | final_exact, got {outcome!r}"
+        )
+    key, other = ("factor", "margin") if metric in RATIO_METRICS else ("margin", "factor")
+    if other in entry:
+        raise ValueError(f"{where}: metric {metric} takes '{key}', not '{other}'")
+    limit = entry.get(key)
+    if isinstance(limit, bool) or not isinstance(limit, int | float):
+        raise ValueError(f"{where}: field '{key}' must be a number (for example {key} = ...)")
+    if metric == COUNT_METRIC and not isinstance(limit, int):
+        raise ValueError(
+            f"{where}: a count gate's 'margin' is a whole number of trials, got {limit}"
+        )
+    if key == "factor" and limit <= 0:
+        raise ValueError(f"{where}: field 'factor' must be > 0, got {limit}")
+    return Gate(str(entry.get("name", metric)), metric, bound, float(limit), outcome)
 
 
 def load_gates(path: Path) -> list[Gate]:
@@ -202,30 +382,31 @@ def load_gates(path: Path) -> list[Gate]:
         or not all(isinstance(e, dict) for e in entries)
     ):
         raise ValueError(f"{path}: no [[gate]] tables; add at least one gate")
-    gates = []
-    for index, entry in enumerate(entries, start=1):
-        where = f"{path}: gate {index} ({entry.get('name', 'unnamed')})"
-        metric = entry.get("metric")
-        if metric not in RATE_METRICS + RATIO_METRICS:
-            choices = " | ".join(RATE_METRICS + RATIO_METRICS)
-            raise ValueError(f"{where}: field 'metric' must be one of {choices}, got {metric!r}")
-        bound = entry.get("bound", "point")
-        if bound not in BOUNDS:
-            raise ValueError(f"{where}: field 'bound' must be lower | upper | point, got {bound!r}")
-        key, other = ("margin", "factor") if metric in RATE_METRICS else ("factor", "margin")
-        if other in entry:
-            raise ValueError(f"{where}: metric {metric} takes '{key}', not '{other}'")
-        limit = entry.get(key)
-        if isinstance(limit, bool) or not isinstance(limit, int | float):
-            raise ValueError(f"{where}: field '{key}' must be a number (for example {key} = ...)")
-        if key == "factor" and limit <= 0:
-            raise ValueError(f"{where}: field 'factor' must be > 0, got {limit}")
-        gates.append(Gate(str(entry.get("name", metric)), metric, bound, float(limit)))
-    return gates
+    return [_gate(path, index, entry) for index, entry in enumerate(entries, start=1)]
+
+
+def _count_gate(gate: Gate, comparison: Comparison) -> tuple[str, str]:
+    counts = comparison.passes[gate.outcome]
+    value = counts["candidate"] - counts["base"]
+    ok = value >= gate.limit
+    text = (
+        f"{gate.outcome} passes {counts['candidate']} - {counts['base']} = {value:+d} "
+        f"{'>=' if ok else '<'} margin {gate.limit:+.0f} ({counts['slots']} trial slots; "
+        f"unknown outcomes: {counts['base_unknown']} counted as base passes, "
+        f"{counts['candidate_unknown']} as candidate failures)"
+    )
+    return (PASS if ok else FAIL), f"{gate.name}: {'pass' if ok else 'FAIL'}: {text}"
 
 
 def evaluate_gate(gate: Gate, comparison: Comparison) -> tuple[str, str]:
-    """(pass | fail | undetermined, the sentence that says why)."""
+    """(pass | fail | undetermined, the sentence that says why).
+
+    A rate or ratio gate is undetermined when its figure is unknown, and when any task was
+    excluded from its metric's pairs: a figure over part of the suite does not speak for the
+    suite. The sentence then also says what the pairs that remain give.
+    """
+    if gate.metric == COUNT_METRIC:
+        return _count_gate(gate, comparison)
     summary = comparison.suite[gate.metric]
     if gate.bound == "point":
         value = summary["point"]
@@ -242,11 +423,18 @@ def evaluate_gate(gate: Gate, comparison: Comparison) -> tuple[str, str]:
     else:
         ok = value <= gate.limit
         text = f"{gate.bound} {value:.4f} {'<=' if ok else '>'} factor {gate.limit:.4f}"
+    excluded = comparison.excluded_from(gate.metric)
+    if excluded:
+        shown = ", ".join(excluded[:5]) + (", ..." if len(excluded) > 5 else "")
+        return UNDETERMINED, (
+            f"{gate.name}: undetermined: {plural(len(excluded), 'task')} excluded from "
+            f"{gate.metric} ({shown}); the {summary['pairs']} pairs give {text}"
+        )
     return (PASS if ok else FAIL), f"{gate.name}: {'pass' if ok else 'FAIL'}: {text}"
 
 
 def gates_exit_code(verdicts: list[str]) -> int:
-    """0 all pass, 1 any failure, 2 otherwise undetermined."""
+    """0 every gate passes, 1 a gate fails, 3 no gate fails but one is undetermined."""
     if FAIL in verdicts:
-        return 1
-    return 2 if UNDETERMINED in verdicts else 0
+        return GATES_FAIL
+    return GATES_UNDETERMINED if UNDETERMINED in verdicts else GATES_PASS

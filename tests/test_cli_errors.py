@@ -94,6 +94,11 @@ BAD_INPUT = {
         {"gates.toml": "gate = [1]"},
         "gates.toml: no [[gate]] tables",
     ),
+    "compare-require-same-unknown": (
+        ["compare", "a", "b", "--require-same", "model,modle"],
+        {},
+        "--require-same model,modle: unknown field modle; give a comma-separated list of agent,",
+    ),
 }
 
 

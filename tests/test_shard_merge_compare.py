@@ -124,7 +124,7 @@ def test_compare_gates_exit_codes(
     pytester.runpytest_subprocess(
         *BASE, "--agent-opt", "pass_prob=0.9", "--agentbench-dir=few", "-k", "t00 or t01 or t02"
     )
-    assert main(["compare", weak, str(pytester.path / "few"), "--gates", str(gates)]) == 2
+    assert main(["compare", weak, str(pytester.path / "few"), "--gates", str(gates)]) == 3
     out = capsys.readouterr().out
     assert "undetermined: too few tasks (3 < 6 pairs)" in out
     assert "t05 (all): unknown correctness: no scored trials in candidate" not in out

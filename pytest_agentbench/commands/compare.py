@@ -1,7 +1,8 @@
 """`agentbench compare BASE CAND [--gates gates.toml]`: paired differences and CI gates.
 
-Exit codes: 0 every gate passes (or no gates), 1 a gate fails, 2 a gate is undetermined or the
-input is unusable (the message says why).
+Exit codes: 0 every gate passes (or no gates), 1 a gate fails, 2 the input is unusable (the
+one-line message says why, as for every agentbench command), 3 no gate fails but one is
+undetermined.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from typing import Any
 from pytest_agentbench.commands import write_output
 from pytest_agentbench.report.table import format_table
 
-HELP = "compare two runs task by task (paired) and check gates: exit 0 pass, 1 fail, 2 undetermined"
+HELP = (
+    "compare two runs task by task (paired) and check gates: exit 0 pass, 1 a gate failed, "
+    "2 unusable input, 3 a gate undetermined"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +28,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("candidate", help="run directory or JSON report; DIR=CONFIG as for base")
     parser.add_argument("--gates", type=Path, help="TOML file of [[gate]] tables")
     parser.add_argument("--json", type=Path, help="also write the comparison as JSON here")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the bootstrap intervals (default 0: the same runs give the same intervals)",
+    )
+    parser.add_argument(
+        "--require-same",
+        metavar="FIELD,...",
+        help="refuse to compare unless these identity fields are equal on both sides, e.g. "
+        "model,cli_version (fields: agent, model, reasoning, cli_version, sandbox, tasks, ...)",
+    )
 
 
 def pick(spec: str) -> Any:
@@ -59,21 +74,37 @@ def _number(value: float | None, kind: str) -> str:
     return f"{value:+.3f}" if kind == "rate" else f"{value:.3f}x"
 
 
+def header(comparison: Any) -> list[str]:
+    """Who is compared with whom, and every identity field on which they differ."""
+    from pytest_agentbench.compare import difference_text
+
+    lines = [f"base      {comparison.base}", f"candidate {comparison.candidate}"]
+    found = [difference_text(name, d) for name, d in comparison.differences.items()]
+    lines += [f"differs   {text}" for text in found] or [
+        "differs   nothing: same identity, same tasks"
+    ]
+    return lines
+
+
+def _p(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.4f}"
+
+
 def render(comparison: Any) -> list[str]:
-    from pytest_agentbench.compare import RATE_METRICS, RATIO_METRICS
+    from pytest_agentbench.compare import OUTCOMES, RATE_METRICS, RATIO_METRICS
 
     rows = [
         [
             t["id"],
-            t["repeats"],
+            f"{t['base_trials']}/{t['candidate_trials']}",
             _number(t["first_exact"], "rate"),
             _number(t["final_exact"], "rate"),
             _number(t["tokens_ratio"], "ratio"),
         ]
         for t in comparison.tasks
     ]
-    headers = ["task", "repeats", "d first", "d final", "tokens ratio"]
-    lines = [f"base {comparison.base}  vs  candidate {comparison.candidate}", ""]
+    headers = ["task", "trials b/c", "d first", "d final", "tokens ratio"]
+    lines = [*header(comparison), ""]
     lines += format_table(headers, rows, right={1, 2, 3, 4})
     lines.append("")
     for metric in RATE_METRICS + RATIO_METRICS:
@@ -89,22 +120,49 @@ def render(comparison: Any) -> list[str]:
             if s["interval"] is None
             else f"90% CI [{_number(s['interval'][0], kind)}, {_number(s['interval'][1], kind)}]"
         )
-        p = "unknown" if s["sign_test_p"] is None else f"{s['sign_test_p']:.4f}"
         lines.append(
-            f"{label}: {_number(s['point'], kind)}  {interval}  sign test p={p}  "
-            f"({s['pairs']} task pairs)"
+            f"{label}: {_number(s['point'], kind)}  {interval}  sign test p={_p(s['sign_test_p'])}"
+            f"  ({s['pairs']} task pairs)"
         )
+        if s["mcnemar"] is not None:
+            m = s["mcnemar"]
+            lines.append(
+                f"  McNemar exact p={_p(m['p'])}: {m['base_only']} base-only and "
+                f"{m['candidate_only']} candidate-only passes of {m['paired_trials']} paired trials"
+            )
+    for outcome in OUTCOMES:
+        c = comparison.passes[outcome]
+        lines.append(
+            f"{outcome} passes: base {c['base']}, candidate {c['candidate']} of {c['slots']} trial "
+            f"slots (unknown outcomes: {c['base_unknown']} counted as base passes, "
+            f"{c['candidate_unknown']} as candidate failures)"
+        )
+    lines.append(f"bootstrap seed {comparison.seed}")
     if comparison.excluded:
         lines.append("excluded:")
         lines += [f"  {e['task']} ({e['metrics']}): {e['reason']}" for e in comparison.excluded]
     return lines
 
 
-def run(args: argparse.Namespace) -> int:
-    from pytest_agentbench.compare import compare, evaluate_gate, gates_exit_code, load_gates
+VERDICTS = {0: "all pass", 1: "a gate failed", 3: "undetermined"}
 
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_agentbench.compare import (
+        compare,
+        evaluate_gate,
+        gates_exit_code,
+        load_gates,
+        parse_require_same,
+    )
+    from pytest_agentbench.stats import COMPARE_SEED
+
+    require_same = parse_require_same(args.require_same) if args.require_same else []
     gates = load_gates(args.gates) if args.gates else []
-    comparison = compare(pick(args.base), pick(args.candidate))
+    seed = COMPARE_SEED if args.seed is None else args.seed
+    comparison = compare(
+        pick(args.base), pick(args.candidate), seed=seed, require_same=require_same
+    )
     print("\n".join(render(comparison)))
     if args.json:
         write_output("--json", args.json, json.dumps(comparison.to_json(), indent=1) + "\n")
@@ -115,5 +173,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"gate {text}")
     code = gates_exit_code(verdicts)
     if gates:
-        print(f"gates: {['all pass', 'a gate failed', 'undetermined'][code]} (exit {code})")
+        print(f"gates: {VERDICTS[code]} (exit {code})")
     return code
