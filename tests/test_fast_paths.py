@@ -306,6 +306,34 @@ def test_tables_align_columns_under_a_rule() -> None:
         "t1         5.0%",
         "task-22  100.0%",
     ]
+    # cells are shown as the caller formatted them: a number-like text is not re-read
+    assert format_table(["x", "y"], [["0.50", "1e3"]])[2] == "0.50  1e3"
+    assert format_table(["task", "flip"], []) == ["task    flip", "------  ------"]
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_tabulate_is_loaded_for_the_summary_not_for_trials(pytester, dist) -> None:
+    """Drawing tables stays off the trial path: no trial process has tabulate loaded, and the
+    controller loads it when it draws the summary's table."""
+    from conftest import simple_tasks
+
+    pytester.makeconftest(
+        "import sys\n"
+        "def record(label):\n"
+        "    with open('loaded.txt', 'a') as out:\n"
+        "        print(label, 'tabulate' in sys.modules, file=out)\n"
+        "def pytest_runtest_teardown(item):\n"
+        "    record('trial')\n"
+        "def pytest_unconfigure(config):\n"
+        "    if not hasattr(config, 'workerinput'):\n"
+        "        record('end')\n"
+    )
+    tasks = simple_tasks(pytester.path / "tasks", 3)
+    result = pytester.runpytest_subprocess("--agent=oracle", f"--tasks={tasks}", *dist)
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["task*outcomes*first*final*flip", "----*"])
+    lines = (pytester.path / "loaded.txt").read_text().splitlines()
+    assert lines == ["trial False"] * 3 + ["end True"]
 
 
 def test_memory_dir_needs_the_room_asked_for() -> None:

@@ -121,6 +121,13 @@ def test_unreported_usage_shows_unknown_never_zero(pytester: pytest.Pytester) ->
         assert main(["report", str(pytester.path / "run"), "--format", form, "-o", str(out)]) == 0
         text = out.read_text()
         assert "unknown" in text
+    markdown = (pytester.path / "report.md").read_text().splitlines()
+    leaderboard = markdown[markdown.index("## Leaderboard") + 2 :]
+    table = leaderboard[: leaderboard.index("")]
+    assert table[0].startswith("| rank ") and set(table[1]) == {"|", "-"}
+    cells = [len(line.replace("\\|", "").split("|")) for line in table]
+    assert len(table) == 3 and len(set(cells)) == 1  # header, rule, one row, aligned columns
+    assert len({len(line) for line in table}) == 1
     html = (pytester.path / "report.html").read_text()
     assert '<td data-sort="">unknown</td>' in html  # tokens, cost: no number, sorted last
     assert "6 unknown" in html  # every trial's tokens counted as unknown in the plot

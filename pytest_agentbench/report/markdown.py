@@ -25,9 +25,12 @@ def _median(stat: dict[str, Any]) -> float | None:
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return lines
+    """A GitHub Markdown table drawn by tabulate; a | inside a cell is escaped."""
+    from tabulate import tabulate
+
+    escaped = [[cell.replace("|", "\\|") for cell in row] for row in rows]
+    text = tabulate(escaped, headers=headers, tablefmt="github", disable_numparse=True)
+    return text.splitlines()
 
 
 def _rollups(rollups: dict[str, Any]) -> list[str]:

@@ -1,7 +1,8 @@
-"""Plain-text tables for the terminal: columns two spaces apart under a dashed rule.
+"""Plain-text tables for the terminal, drawn by tabulate: columns two spaces apart under a
+dashed rule.
 
-Small and dependency-free because every run prints one: a general table library cost more to
-import and to lay out a few hundred rows than the rest of the report.
+tabulate is imported here, when a table is drawn (the end of a run, a report or compare), never
+by the plugin's import or a trial; docs/performance.md says what it costs.
 """
 
 from __future__ import annotations
@@ -12,17 +13,18 @@ from collections.abc import Collection, Sequence
 def format_table(
     headers: Sequence[str], rows: Sequence[Sequence[object]], right: Collection[int] = ()
 ) -> list[str]:
-    """Lines of the table; the columns whose indexes are in `right` are right-aligned."""
-    cells = [[str(cell) for cell in row] for row in rows]
-    widths = [len(header) for header in headers]
-    for row in cells:
-        widths = [max(width, len(cell)) for width, cell in zip(widths, row, strict=True)]
+    """Lines of the table; the columns whose indexes are in `right` are right-aligned.
 
-    def line(values: Sequence[str]) -> str:
-        padded = (
-            value.rjust(width) if index in right else value.ljust(width)
-            for index, (value, width) in enumerate(zip(values, widths, strict=True))
-        )
-        return "  ".join(padded).rstrip()
+    Cells are shown as given (str()): numbers are formatted by the caller, never re-read.
+    """
+    from tabulate import tabulate
 
-    return [line(headers), line(["-" * width for width in widths]), *map(line, cells)]
+    align = ["right" if index in right else "left" for index in range(len(headers))]
+    text = tabulate(
+        [[str(cell) for cell in row] for row in rows],
+        headers=list(headers),
+        tablefmt="simple",
+        colalign=align,
+        disable_numparse=True,
+    )
+    return [line.rstrip() for line in text.splitlines()]
