@@ -1,9 +1,9 @@
 """Configurations read back from run directories and JSON reports, merged and scored together.
 
 A configuration is everything measured under one identity (see store.configuration_identity).
-Sources with the same identity merge into one configuration; a cell recorded as scored in two
-sources is refused rather than counted twice. Several configurations in one report are scored
-by the rules in docs/metrics.md, "Several configurations".
+Sources with the same identity pool into one configuration: each adds its trials, and a trial
+that reaches the pool twice counts once (pooling.py). Several configurations in one report
+are scored by the rules in docs/metrics.md, "Several configurations".
 """
 
 from __future__ import annotations
@@ -15,20 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.observation import Observation
+from pytest_agentbench.pooling import pool, with_trial_ids
 from pytest_agentbench.report.document import build_report
 from pytest_agentbench.rollups import build_rollups
 from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.store import (
-    cell_key,
     json_error,
-    latest_cells,
     observation_problem,
     read_run_directory,
 )
 
-QUARANTINE_MIN_TRIALS = 50
-QUARANTINE_STOP_SHARE = 0.2
 DOCUMENT_KIND = "configurations"
 REPORT_SECTIONS = {"run": dict, "summary": dict, "tasks": list, "observations": list}
 GIVE_SOURCE = (
@@ -73,6 +70,7 @@ class Configuration:
     finished_at: str | None = None
     sources: list[str] = field(default_factory=list)
     name: str = ""
+    selected: set[str] | None = None  # the tasks the runs asked for; None: not recorded
 
     @property
     def key(self) -> str:
@@ -97,6 +95,7 @@ class Configuration:
             self.started_at or "",
             self.finished_at or "",
             sandbox=self.identity.get("sandbox"),
+            selected=self.selected,
         )
         report["run"].update(
             name=self.name or self.label(),
@@ -128,11 +127,17 @@ def from_run_directory(path: Path) -> Configuration:
         settings=settings_from_json(run["settings"], str(path / "run.json")),
         agent_info=run.get("agent_info") or {},
         declared=declared,
-        observations=record.observations,
+        observations=record.trials,
         started_at=run.get("started_at"),
         finished_at=run.get("finished_at"),
         sources=[str(path)],
+        selected=_selected(run),
     )
+
+
+def _selected(run: dict[str, Any]) -> set[str] | None:
+    recorded = run.get("tasks_selected")
+    return None if recorded is None else set(recorded)
 
 
 def _from_report(report: dict[str, Any], source: str) -> Configuration:
@@ -151,11 +156,12 @@ def _from_report(report: dict[str, Any], source: str) -> Configuration:
         settings=settings_from_json(run["settings"], source),
         agent_info=run.get("agent_info") or {},
         declared=declared,
-        observations=list(latest_cells(report.get("observations", [])).values()),
+        observations=pool(with_trial_ids(report["observations"], run.get("run_id") or source)),
         started_at=run.get("started_at"),
         finished_at=run.get("finished_at"),
         sources=[source],
         name=run.get("name", ""),
+        selected=_selected(run),
     )
 
 
@@ -212,21 +218,15 @@ def load_source(path: Path) -> list[Configuration]:
 
 
 def _merge_two(into: Configuration, other: Configuration) -> None:
-    cells = {cell_key(o): (o, into.sources) for o in into.observations}
-    for obs in other.observations:
-        key = cell_key(obs)
-        previous = cells.get(key)
-        if previous is None or previous[0]["status"] != "scored":
-            cells[key] = (obs, other.sources)
-        elif obs["status"] == "scored":
-            raise ValueError(
-                f"trial {key[0]} r{key[1]} is recorded as scored in both "
-                f"{', '.join(previous[1])} and {', '.join(other.sources)}: duplicate trials "
-                "are refused, not counted twice (merge each trial once)"
-            )
-    into.observations = [obs for obs, _ in cells.values()]
+    """Pool OTHER into INTO: its trials join (each trial once), its declared and selected
+    tasks join theirs (shards of one suite declare the same tasks)."""
+    into.observations = pool([*into.observations, *other.observations])
     for task_id, meta in other.declared.items():
         into.declared.setdefault(task_id, meta)
+    if into.selected is not None and other.selected is not None:
+        into.selected = into.selected | other.selected
+    else:
+        into.selected = None
     into.sources = into.sources + other.sources
     starts = [s for s in (into.started_at, other.started_at) if s]
     ends = [s for s in (into.finished_at, other.finished_at) if s]
@@ -253,6 +253,7 @@ def merge(configurations: list[Configuration]) -> list[Configuration]:
                 finished_at=config.finished_at,
                 sources=list(config.sources),
                 name=config.name,
+                selected=config.selected,
             )
     result = list(merged.values())
     _name_uniquely(result)
@@ -263,15 +264,6 @@ def _name_uniquely(configurations: list[Configuration]) -> None:
     labels = [c.name or c.label() for c in configurations]
     for config, label in zip(configurations, labels, strict=True):
         config.name = label if labels.count(label) == 1 else f"{label} #{config.key[:8]}"
-
-
-def quarantine_reason(observations: list[Observation]) -> str | None:
-    """Too many provider stops make a configuration's scores about the provider, not the agent."""
-    total = len(observations)
-    stops = sum(1 for o in observations if o["status"] == "provider_stop")
-    if total >= QUARANTINE_MIN_TRIALS and stops >= QUARANTINE_STOP_SHARE * total:
-        return f"{stops} of {total} trials were provider stops (>= 20% of >= 50 trials)"
-    return None
 
 
 def _combined(reports: list[dict[str, Any]], suite: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -323,12 +315,7 @@ def build_document(configurations: list[Configuration]) -> dict[str, Any]:
     for config in configurations:
         for task_id, meta in config.declared.items():
             suite.setdefault(task_id, meta)
-    reports = []
-    for config in configurations:
-        report = config.report(suite)
-        reason = quarantine_reason(config.observations)
-        report["run"]["quarantined"] = reason
-        reports.append(report)
+    reports = [config.report(suite) for config in configurations]
     ranked = sorted(
         (r for r in reports if not r["run"]["quarantined"] and r["summary"]["score"] is not None),
         key=lambda r: -r["summary"]["score"],

@@ -172,7 +172,10 @@ def summarize(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The summary and per-task figures of one configuration.
 
-    Only scored trials count; provider stops and errors are reported by count.
+    Only scored trials count; provider stops and errors are reported by count. Coverage is
+    the share of the declared tasks observed; a task observed but not declared is scored yet
+    adds nothing to it. n is every scored trial of a task (pooled runs add theirs), k the
+    configured repeats: pass@k and pass^k are null for a task with n < k.
     """
     ids = list(dict.fromkeys([*declared, *(o["task"] for o in observations)]))
     scored = [o for o in observations if o["status"] == "scored"]
@@ -225,13 +228,14 @@ def summarize(
     successes = int(counts.final.sum())
     costs = describe(usage["cost_usd"])
 
-    tasks_observed = int(observed.sum())
+    declared_ids = len(dict.fromkeys(declared))  # the first ids; observed extras follow
+    tasks_observed = int(observed[:declared_ids].sum())
     first = _mean(first_rate[observed])
     final = _mean(final_rate[observed])
     quality = None if first is None or final is None else 0.75 * first + 0.25 * final
-    coverage = tasks_observed / len(declared) if declared else None
+    coverage = tasks_observed / declared_ids if declared_ids else None
     summary: dict[str, Any] = {
-        "tasks_declared": len(declared),
+        "tasks_declared": declared_ids,
         "tasks_observed": tasks_observed,
         "trials": len(scored),
         "provider_stops": sum(1 for o in observations if o["status"] == "provider_stop"),

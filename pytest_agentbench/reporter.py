@@ -1,7 +1,12 @@
 """The controller-only reporter: gathers Observations from reports, prints and writes results.
 
-Under xdist the controller collects nothing, so workers relay their declared tasks and agent
-facts through ``config.workeroutput`` (see WorkerRelay) and the Observations ride on reports.
+Under xdist the controller collects nothing, so workers relay their declared and selected
+tasks and agent facts through ``config.workeroutput`` (see WorkerRelay) and the Observations
+ride on reports.
+
+The declared tasks are those of the task sources, taken from the collected items before
+anything deselects them (-k, -m, --deselect, --agentbench-shard): coverage counts against
+them. The selected tasks are those with an item left to run.
 """
 
 from __future__ import annotations
@@ -15,15 +20,17 @@ import pytest
 from pytest_agentbench.collect import TaskItem
 from pytest_agentbench.fixtures import process_agent
 from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
+from pytest_agentbench.runs import RESUME_NAME
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.store import now
 
 DECLARED = "agentbench_declared"
+SELECTED = "agentbench_selected"
 AGENT_INFO = "agentbench_agent_info"
 
 
 def declared_tasks(items: list[pytest.Item]) -> dict[str, dict[str, Any]]:
-    """Task id -> metadata for every task with at least one selected item."""
+    """Task id -> metadata for every task with at least one of the given items."""
     declared: dict[str, dict[str, Any]] = {}
     for item in items:
         if not isinstance(item, TaskItem) or item.task_id in declared:
@@ -37,21 +44,46 @@ def declared_tasks(items: list[pytest.Item]) -> dict[str, dict[str, Any]]:
     return declared
 
 
+def selected_tasks(items: list[pytest.Item]) -> list[str]:
+    """The task ids with an item left to run, sorted."""
+    return sorted({item.task_id for item in items if isinstance(item, TaskItem)})
+
+
 def agent_info(config: pytest.Config, settings: Settings) -> dict[str, Any]:
     return process_agent(config, settings).info()
 
 
-class WorkerRelay:
+class TaskSets:
+    """Records the declared tasks before any deselection, and the selected ones after it."""
+
+    def __init__(self) -> None:
+        self.declared: dict[str, dict[str, Any]] = {}
+        self.selected: set[str] = set()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """First of the item hooks: pytest's -k, -m and --deselect and the shard come later."""
+        self.declared = declared_tasks(items)
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.selected = set(selected_tasks(session.items))
+
+
+class WorkerRelay(TaskSets):
     """On an xdist worker: send what only workers know to the controller."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        super().__init__()
         self.config = config
         self.settings = settings
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        super().pytest_collection_finish(session)
         workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
-        workeroutput[DECLARED] = declared_tasks(session.items)
+        workeroutput[DECLARED] = self.declared
+        workeroutput[SELECTED] = sorted(self.selected)
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -59,13 +91,13 @@ class WorkerRelay:
         workeroutput[AGENT_INFO] = agent_info(self.config, self.settings)
 
 
-class AgentbenchReporter:
+class AgentbenchReporter(TaskSets):
     """Registered on the controller only (serial runs: the only process)."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        super().__init__()
         self.config = config
         self.settings = settings
-        self.declared: dict[str, dict[str, Any]] = {}
         self.observations: dict[tuple[str, int], Observation] = {}
         self.agent_info: dict[str, Any] | None = None
         self.started_at = now()
@@ -74,15 +106,12 @@ class AgentbenchReporter:
         self.plan_printed = False
         self.hidden_failures: list[Any] = []
 
-    @pytest.hookimpl
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.declared = declared_tasks(session.items)
-
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
         for task_id, meta in (output.get(DECLARED) or {}).items():
             self.declared.setdefault(task_id, meta)
+        self.selected.update(output.get(SELECTED) or ())
         if self.agent_info is None and output.get(AGENT_INFO):
             self.agent_info = output[AGENT_INFO]
 
@@ -107,14 +136,17 @@ class AgentbenchReporter:
         from pytest_agentbench.sandbox import provider_for
 
         info = self.agent_info or agent_info(self.config, self.settings)
+        resume = self.config.pluginmanager.get_plugin(RESUME_NAME)
+        evidence = resume.evidence if resume is not None else []  # stops this run re-ran
         self.report = build_report(
             self.settings,
             info,
             self.declared,
-            list(self.observations.values()),
+            [*self.observations.values(), *evidence],
             self.started_at,
             now(),
             sandbox=provider_for(self.config, self.settings).describe(),
+            selected=self.selected,
         )
         self.config.hook.pytest_agentbench_report_json(config=self.config, report=self.report)
         if self.settings.json_path is not None:

@@ -16,7 +16,12 @@ import pytest
 from pytest_agentbench.collect import TaskItem
 from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
 from pytest_agentbench.report.wording import plural
-from pytest_agentbench.store import RunRecord, identity_differences, task_hash_differences
+from pytest_agentbench.store import (
+    RunRecord,
+    identity_differences,
+    stops_of,
+    task_hash_differences,
+)
 
 WORKER_INPUT = "agentbench_resume"
 SEPARATOR = "\0"
@@ -51,6 +56,7 @@ class Resume:
         self.notice: str | None = None
         self.reused = 0
         self.config: pytest.Config | None = None
+        self.evidence: list[Observation] = []  # the record's provider stops, for the report
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -65,6 +71,7 @@ class Resume:
         }
         resume = cls(str(record.path), cells, record.task_hashes())
         resume.notice = record.notice
+        resume.evidence = stops_of(record)
         return resume
 
     @classmethod

@@ -5,7 +5,9 @@ with its artifacts, so a killed run loses at most the line being written. The fi
 at most once a second (an fsync waits for the disk: once per trial it cost fast agents more
 than the rest of the writing) and at the session's end, so a crash of the machine itself can
 lose the lines of the last second. Readers drop a truncated last line with a notice instead
-of failing, and the latest line of a (task, repeat) cell wins.
+of failing. The latest line of a (task, repeat) cell is the cell's result, the one a resumed
+run reuses; every trial stays in the record, a provider stop a later session re-ran included
+(see pooling.py for trial ids and how records pool).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import json
 import os
 import secrets
 import time
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,8 @@ import pytest
 
 from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
 from pytest_agentbench.filework import wait_for_file_work, write_later
-from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
+from pytest_agentbench.observation import PROVIDER_STOP, REPORT_ATTRIBUTE, Observation
+from pytest_agentbench.pooling import pool, trial_id, with_trial_ids
 from pytest_agentbench.settings import Settings
 
 RUN_FILE = "run.json"
@@ -169,12 +173,20 @@ def latest_cells(observations: Iterable[Observation]) -> dict[tuple[str, int], O
 
 @dataclass
 class RunRecord:
-    """A run directory as read back: run.json and the latest Observation of every cell."""
+    """A run directory as read back: run.json, the latest Observation of every cell, and every
+    trial it holds (provider stops a later session re-ran included: see pooling.py)."""
 
     path: Path
     run: dict[str, Any]
     observations: list[Observation]
     notice: str | None = None
+    trials: list[Observation] = field(default_factory=list)
+    executions: Counter[tuple[str, int]] = field(default_factory=Counter)  # records per cell
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (a record written without one is known by its directory's name)."""
+        return str(self.run.get("run_id") or self.path.name)
 
     @property
     def identity(self) -> dict[str, Any]:
@@ -193,6 +205,11 @@ class RunRecord:
         return hashes
 
 
+def stops_of(record: RunRecord) -> list[Observation]:
+    """The provider stops a run record holds: evidence that outlives their re-run."""
+    return [o for o in record.trials if o["status"] == PROVIDER_STOP]
+
+
 def read_run_directory(path: Path) -> RunRecord:
     run_path = path / RUN_FILE
     if not run_path.is_file():
@@ -207,7 +224,12 @@ def read_run_directory(path: Path) -> RunRecord:
     if not isinstance(run, dict):
         raise ValueError(f"{run_path}: not a run record (a JSON object), got {type(run).__name__}")
     observations, notice = read_observations(path / OBSERVATIONS_FILE)
-    return RunRecord(path, run, list(latest_cells(observations).values()), notice)
+    record = RunRecord(path, run, [], notice)
+    observations = with_trial_ids(observations, record.run_id)
+    record.executions = Counter(cell_key(o) for o in observations)
+    record.observations = list(latest_cells(observations).values())
+    record.trials = pool(observations)
+    return record
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -266,8 +288,13 @@ class RunWriter:
             "finished_at": None,
             "sessions": [*previous.get("sessions", []), now()],
             "resumed_from": str(resumed.path) if resumed is not None else None,
-            "tasks": dict(previous.get("tasks") or {}),
+            "tasks": dict(previous.get("tasks") or {}),  # the declared tasks
+            "tasks_selected": list(previous.get("tasks_selected") or []),
         }
+        # Each execution of a cell gets the next attempt number of the run (see pooling.py).
+        self.executions = Counter(resumed.executions if same_dir and resumed else {})
+        # Provider stops of the resumed record stay evidence of a run recorded elsewhere.
+        self.carried = [] if same_dir or resumed is None else stops_of(resumed)
         self.opened = False  # whether this session made (or reopened) the directory
         self.observations: Any = None  # the open observations.jsonl, during the session
         self.artifact_failures: list[str] = []  # artifact files that could not be written
@@ -291,6 +318,19 @@ class RunWriter:
         _drop_torn_tail(self.observations_path)
         _write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
         self.observations = open(self.observations_path, "a", encoding="utf-8")  # noqa: SIM115
+        for stop in self.carried:
+            self._append(stop)
+
+    @pytest.hookimpl(tryfirst=True, specname="pytest_runtest_logreport")
+    def pytest_runtest_logreport_name(self, report: pytest.TestReport) -> None:
+        """Give a trial this run executed its id before anyone reads it (reused ones keep
+        theirs)."""
+        observation = getattr(report, REPORT_ATTRIBUTE, None)
+        if observation is None or "trial_id" in observation:
+            return
+        cell = cell_key(observation)
+        observation["trial_id"] = trial_id(self.run["run_id"], *cell, self.executions[cell])
+        self.executions[cell] += 1
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -299,15 +339,18 @@ class RunWriter:
             return
         if observation.get("reused") and not self.appends_reused:
             return
-        record = {k: v for k, v in observation.items() if k != "reused"}
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self.observations.write(line)
-        self.observations.flush()
+        self._append(observation)
         if time.monotonic() - self.synced_at >= SYNC_INTERVAL_S:
             self._sync()
         artifacts = getattr(report, ARTIFACTS_ATTRIBUTE, None)
         if artifacts:
             self._write_artifacts(observation["task"], observation["repeat"], artifacts)
+
+    def _append(self, observation: Observation) -> None:
+        record = {k: v for k, v in observation.items() if k != "reused"}
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self.observations.write(line)
+        self.observations.flush()
 
     def _sync(self) -> None:
         os.fsync(self.observations.fileno())
@@ -343,6 +386,8 @@ class RunWriter:
         )
         if not self.opened:
             return
+        selected = set(self.run["tasks_selected"]) | set(report["run"]["tasks_selected"] or ())
+        self.run["tasks_selected"] = sorted(selected)
         for task in report["tasks"]:
             self.run["tasks"][task["id"]] = {
                 "category": task.get("category", ""),

@@ -181,7 +181,8 @@ def test_budget_exhausted_trials_are_neither_scored_nor_observed(
     )
     summary = json.loads(pytester.path.joinpath("out.json").read_text())["summary"]
     assert summary["trials"] == 1 and summary["tasks_observed"] == 1
-    assert summary["tasks_declared"] == 2 and summary["coverage"] == 0.5
+    assert summary["tasks_selected"] == 2 and summary["tasks_declared"] == 12  # -k narrows
+    assert summary["coverage"] == 1 / 12
     assert summary["budget_exhausted"] == 3
 
 

@@ -61,7 +61,9 @@ def test_three_shards_merge_into_the_unsharded_run(
     assert merged["summary"] == full["summary"]
     assert merged["tasks"] == full["tasks"]
     assert len(merged["observations"]) == 39
-    assert main(["merge", shards[0], str(pytester.path / "full"), "-o", str(out)]) == 2
+    assert merged["summary"]["tasks_declared"] == 13  # every shard declares the whole suite
+    assert main(["merge", *shards, *shards, "-o", str(out)]) == 0  # each trial counts once
+    assert json.loads(out.read_text())["summary"] == full["summary"]
 
 
 def test_different_identities_stay_separate_configurations(
@@ -99,9 +101,9 @@ def test_quarantine_keeps_a_stopped_configuration_out_of_the_ranking(
         merge([*load_source(pytester.path / "ok"), *load_source(pytester.path / "stop")])
     )
     ok, stopped = document["configurations"]
-    assert ok["run"]["rank"] == 1 and ok["run"]["quarantined"] is None
-    assert stopped["run"]["rank"] is None
-    assert "11 of 52 trials were provider stops" in stopped["run"]["quarantined"]
+    assert ok["run"]["rank"] == 1 and ok["run"]["quarantined"] is False
+    assert stopped["run"]["rank"] is None and stopped["run"]["quarantined"] is True
+    assert "11 of 52 trials were provider stops" in stopped["run"]["quarantine"]["reason"]
     assert stopped["summary"]["provider_stops"] == 11  # still visible, with its figures
     assert document["combined"]["first_exact"] == pytest.approx(ok["summary"]["first_exact"])
 
@@ -127,8 +129,8 @@ def test_compare_gates_exit_codes(
     assert main(["compare", weak, str(pytester.path / "few"), "--gates", str(gates)]) == 3
     out = capsys.readouterr().out
     assert "undetermined: too few tasks (3 < 6 pairs)" in out
-    assert "t05 (all): unknown correctness: no scored trials in candidate" not in out
-    assert "t05 (all): not declared in candidate" in out
+    # -k narrows what runs, not what the candidate declared: t05 is its task, unobserved
+    assert "t05 (all): not declared in candidate" not in out
     both = str(pytester.path / "both.json")
     assert main(["merge", weak, strong, "-o", both]) == 0
     capsys.readouterr()

@@ -205,7 +205,8 @@ def test_counts_of_one_are_singular(pytester) -> None:
     )
     lines = block(result.outlines)
     assert "agentbench: 1 task, 1 trial, 1 agent session" in result.outlines
-    assert "tasks 1/1 observed  1 trial scored" in lines
+    assert "1 trial scored" in lines
+    assert any("coverage 100.0% (1 of 1 declared task)  score" in line for line in lines)
     assert "tokens: unknown (1 trial unreported)" in lines
     assert any(line.startswith("flip rate unknown (0 tasks)") for line in lines)
     assert not any(re.search(r"\b1 (trials|tasks)\b", line) for line in result.outlines)

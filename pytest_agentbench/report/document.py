@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from pytest_agentbench import __version__
 from pytest_agentbench.metrics import summarize
 from pytest_agentbench.observation import Observation, Outcome
+from pytest_agentbench.pooling import fixture_conflicts, pool, quarantine
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import task_set_hash
 
@@ -31,16 +33,24 @@ def build_report(
     started_at: str,
     finished_at: str,
     sandbox: dict[str, Any] | None = None,
+    selected: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the report. declared maps task id -> {category, tags, fixture_hash}.
+    """Assemble the report. declared maps task id -> {category, tags, fixture_hash} for the
+    task sources' tasks; selected names the tasks the run asked for (None: not recorded).
 
+    The observations are pooled (each trial once, see pooling.py); a task whose trials carry
+    different fixture hashes is a conflict: its cells are reported apart and none is scored.
     sandbox describes the provider that ran the trials, so `auto` is reported as what it
     chose; without it the requested kind is all there is to say.
     """
-    ordered = sorted(observations, key=lambda o: (o["task"], o["repeat"]))
-    summary, per_task = summarize(sorted(declared), ordered, settings.repeats, settings.seed)
+    ordered = sorted(pool(observations), key=lambda o: (o["task"], o["repeat"]))
+    conflicts = fixture_conflicts(ordered)
+    counted = [o for o in ordered if o["task"] not in conflicts]
+    summary, per_task = summarize(sorted(declared), counted, settings.repeats, settings.seed)
+    summary["tasks_selected"] = None if selected is None else len(selected)
+    summary["fixture_conflicts"] = sorted(conflicts)
     by_task: dict[str, list[Observation]] = {}
-    for obs in ordered:
+    for obs in counted:
         by_task.setdefault(obs["task"], []).append(obs)
     tasks = []
     for figures in per_task:
@@ -56,6 +66,7 @@ def build_report(
                 **figures,
                 "outcomes": outcome_string(trials, "first_exact"),
                 "final_outcomes": outcome_string(trials, "final_exact"),
+                "fixture_conflict": task_id in conflicts,
             }
         )
     hashes = [t["fixture_hash"] for t in tasks if t["fixture_hash"]]
@@ -77,14 +88,43 @@ def build_report(
         "task_set_hash": task_set_hash(hashes),
         "started_at": started_at,
         "finished_at": finished_at,
+        "tasks_selected": None if selected is None else sorted(selected),
     }
+    evidence = quarantine(ordered)
+    run["quarantined"] = evidence["quarantined"]
+    run["quarantine"] = evidence
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run,
         "summary": summary,
         "tasks": tasks,
+        "conflicts": [
+            {"id": task_id, "cells": conflict_cells(trials, settings)}
+            for task_id, trials in sorted(conflicts.items())
+        ],
         "observations": ordered,
     }
+
+
+def conflict_cells(trials: list[Observation], settings: Settings) -> list[dict[str, Any]]:
+    """One cell per fixture hash of a conflicting task, each scored on its own trials."""
+    by_hash: dict[str, list[Observation]] = {}
+    for obs in trials:
+        by_hash.setdefault(obs.get("fixture_hash") or "", []).append(obs)
+    cells = []
+    for fixture_hash, cell in sorted(by_hash.items()):
+        task_id = cell[0]["task"]
+        figures = summarize([task_id], cell, settings.repeats, settings.seed)[1][0]
+        cells.append(
+            {
+                "fixture_hash": fixture_hash or None,
+                "trials": figures["trials"],
+                "first_exact": figures["first_exact"],
+                "final_exact": figures["final_exact"],
+                "outcomes": outcome_string(cell, "first_exact"),
+            }
+        )
+    return cells
 
 
 def simulated_figures(run: dict[str, Any]) -> set[str]:

@@ -15,6 +15,7 @@ from pytest_agentbench.configurations import configurations_of
 from pytest_agentbench.metrics import trial_tokens
 from pytest_agentbench.observation import Observation
 from pytest_agentbench.report.document import simulated_figures
+from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.wording import plural
 
 UNKNOWN = "unknown"
@@ -129,7 +130,7 @@ def _leaderboard(reports: list[dict[str, Any]]) -> str:
         simulated = simulated_figures(run)
         cells = [
             _td("quarantined" if quarantined else _num(rank, 0), rank),
-            _td(name + (f" (quarantined: {quarantined})" if quarantined else ""), name, "name"),
+            _td(name + (" (quarantined)" if quarantined else ""), name, "name"),
             _td(_num(s["score"]), s["score"]),
             _td(_num(s["quality"]), s["quality"]),
             _td(_pct(s["coverage"]), s["coverage"]),
@@ -156,6 +157,16 @@ def _leaderboard(reports: list[dict[str, Any]]) -> str:
         f'<table class="sortable" id="leaderboard"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _evidence(reports: list[dict[str, Any]]) -> str:
+    """Quarantines, fixture conflicts and narrowed selections, as a list under the board."""
+    items = [
+        f"<li>{escape(report['run'].get('name') or report['run']['agent'])}: {escape(line)}</li>"
+        for report in reports
+        for line in evidence_lines(report)
+    ]
+    return f'<ul id="evidence">{"".join(items)}</ul>' if items else ""
 
 
 def _simulated(text: str, key: str, simulated: set[str]) -> str:
@@ -470,6 +481,7 @@ def render_html(document: dict[str, Any]) -> str:
             "<h2>Leaderboard</h2>",
             _leaderboard(reports),
             _simulated_note(reports),
+            _evidence(reports),
             combined_line,
             *(["<h2>Rollups</h2>", _rollups(rollups)] if rollups else []),
             "<h2>Families</h2>",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_agentbench.configurations import configurations_of
+from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.html import family_rates, interval_text
 from pytest_agentbench.report.terminal import ROLLUP_HEADERS, rollup_figures
 from pytest_agentbench.report.wording import plural
@@ -103,6 +104,9 @@ def render_markdown(document: dict[str, Any]) -> str:
     headers += ["tokens (median)", "cost USD (median)", "wall s (median)", "cost CV in tasks"]
     headers += ["cost USD / success", "output tokens (median)", "wall s (total)", "similarity"]
     lines = ["# agentbench report", "", "## Leaderboard", "", *_table(headers, rows)]
+    notes = [(n, line) for n, r in zip(names, reports, strict=True) for line in evidence_lines(r)]
+    if notes:
+        lines += ["", "## Evidence", "", *(f"- {name}: {line}" for name, line in notes)]
     rollups = document.get("rollups")
     if rollups:
         lines += _rollups(rollups)

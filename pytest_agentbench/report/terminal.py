@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_agentbench.report.document import simulated_figures
+from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.table import format_table
 from pytest_agentbench.report.wording import plural
 
@@ -136,7 +137,6 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     lines = [
         f"agent {run['agent']}  model {run['model'] or 'default'}  repeats {run['repeats']}  "
         f"sandbox {run['sandbox']}",
-        f"tasks {s['tasks_observed']}/{s['tasks_declared']} observed  "
         f"{plural(s['trials'], 'trial')} scored"
         + (f"  provider stops {s['provider_stops']}" if s["provider_stops"] else "")
         + (f"  errors {s['errors']}" if s["errors"] else "")
@@ -144,8 +144,10 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         f"first exact {_pct(s['first_exact'])}  final exact {_pct(s['final_exact'])}  "
         f"EOF-normalized {_pct(s['eof_normalized'])} first, "
         f"{_pct(s.get('final_eof_normalized'))} final",
-        f"quality {_num(s['quality'], 3)}  coverage {_pct(s['coverage'])}  "
+        f"quality {_num(s['quality'], 3)}  coverage {_pct(s['coverage'])} "
+        f"({s['tasks_observed']} of {plural(s['tasks_declared'], 'declared task')})  "
         f"score {_num(s['score'], 3)}",
+        *evidence_lines(report),
         f"flip rate {_num(s['flip_rate'], 3)} ({plural(s['flip_rate_tasks'], 'task')})  "
         f"flaky tasks {_pct(s['flaky_tasks'])}  pass@{s['k']} {_pct(s['pass_at_k'])}  "
         f"pass^{s['k']} {_pct(s['pass_hat_k'])}",
