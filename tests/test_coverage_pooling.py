@@ -324,3 +324,23 @@ def test_merged_documents_expose_rank_quarantine_and_coverage(pytester: pytest.P
     assert [r["run"]["quarantined"] for r in reports] == [False, False]
     assert all(isinstance(r["run"]["rank"], int) for r in reports)
     assert math.isclose(reports[1]["summary"]["score"], reports[1]["summary"]["quality"] * 0.5)
+
+
+def test_every_report_format_shows_quarantine_and_conflicts() -> None:
+    from pytest_agentbench.report.html import render_html
+    from pytest_agentbench.report.markdown import render_markdown
+
+    observations = [
+        trial(f"t{i}", 0, True, status="provider_stop" if i < 11 else "scored",
+              cause="http 429", fixture_hash="h1")
+        for i in range(50)
+    ]  # fmt: skip
+    observations += [
+        trial("t20", 1, True, fixture_hash="h1"),
+        trial("t20", 2, True, "b", fixture_hash="h2"),
+    ]
+    report = report_of(observations, [f"t{i}" for i in range(50)])
+    markdown, html = render_markdown(report), render_html(report)
+    for text in (markdown, html):
+        assert "quarantined, not ranked: 11 of 52 trials were provider stops" in text
+        assert "fixture conflict in t20 (fixture h1: 2 trials PP, fixture h2: 1 trial P)" in text
