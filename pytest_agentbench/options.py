@@ -9,11 +9,13 @@ import pytest
 
 from pytest_agentbench.sandbox.limits import (
     DEFAULT_CPUS,
+    DEFAULT_DISK,
     DEFAULT_MEMORY,
     DEFAULT_PIDS,
     NETWORK_CHOICES,
     SandboxLimits,
     parse_cpus,
+    parse_disk,
     parse_memory,
 )
 from pytest_agentbench.settings import (
@@ -22,6 +24,7 @@ from pytest_agentbench.settings import (
     parse_int,
     parse_positive_float,
 )
+from pytest_agentbench.sizes import format_size
 from pytest_agentbench.tasks.sources import BUILTIN_PREFIX, builtin_source
 
 GROUP = "agentbench"
@@ -157,6 +160,14 @@ def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
         "sandbox_pids",
         f"process limit per trial, docker and bwrap (default {DEFAULT_PIDS})",
     )
+    _add(
+        parser,
+        group,
+        "--sandbox-disk",
+        "sandbox_disk",
+        f"disk a trial's workspace and private home may take together, every sandbox; a trial "
+        f"past it fails (default {format_size(DEFAULT_DISK)}; sizes such as 512M, 1G, 2GiB)",
+    )
     group.addoption(
         "--agent-expose",
         dest="agent_expose",
@@ -251,11 +262,13 @@ def sandbox_limits_from_config(config: pytest.Config, sandbox: str) -> SandboxLi
         )
     memory = str(_value(config, "docker_memory", DEFAULT_MEMORY))
     parse_memory("--docker-memory", memory)
+    disk = _value(config, "sandbox_disk", None)
     return SandboxLimits(
         network=network,
         cpus=parse_cpus("--docker-cpus", _value(config, "docker_cpus", DEFAULT_CPUS)),
         memory=memory,
         pids=parse_int("--sandbox-pids", _value(config, "sandbox_pids", DEFAULT_PIDS), 8),
+        disk=parse_disk("--sandbox-disk", str(disk)) if disk is not None else DEFAULT_DISK,
     )
 
 
