@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentbench.sandbox.ownership import OWNER_PREFIX
+
 from conftest import write_task
 
 
@@ -83,8 +85,9 @@ def test_private_home_in_memory_or_beside_the_workspace(pytester, monkeypatch, a
     memory = home_parent(agent_home)
     for fact in facts:
         assert fact["tmp_in_home"]
-        if memory:
-            assert Path(fact["home"]).parent == Path(memory)
+        if memory:  # inside this process's owner directory in memory
+            owner = Path(fact["home"]).parent
+            assert owner.parent == Path(memory) and owner.name.startswith(OWNER_PREFIX)
             assert fact["mode"] == 0o700  # other users of /dev/shm cannot look in
         else:
             assert Path(fact["home"]) == Path(fact["workspace"]).parent / "home"

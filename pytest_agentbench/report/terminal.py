@@ -161,8 +161,9 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         usage("cost per success", "cost_usd")
         + f"{_num(s['cost_per_success'], 4)} USD ({plural(s['successes'], 'final-exact trial')})  "
         + usage("median output tokens", "tokens")
-        + _num(s["output_tokens"]["median"], 0)
-        + f"  total wall {_num(s['wall_s']['total'], 1)} s  approach similarity "
+        + _num(s["output_tokens"]["median"], 0),
+        usage("total wall s", "wall_s")
+        + f"{_num(s['wall_s']['total'], 1)}  approach similarity "
         + f"{_num(s['similarity'], 3)} ({plural(s['similarity_tasks'], 'task')})",
     ]
     if simulated:
