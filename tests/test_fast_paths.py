@@ -19,6 +19,7 @@ from pytest_agentbench.filework import remove_later, wait_for_file_work, write_l
 from pytest_agentbench.grading import compare_tree, strip_trailing_newlines, trimmed_length
 from pytest_agentbench.report.document import write_report
 from pytest_agentbench.sandbox.base import run_process_group
+from pytest_agentbench.sandbox.ownership import OWNER_PREFIX
 from pytest_agentbench.tasks.model import DirTree, MemoryTree, replace_with
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -372,6 +373,8 @@ def test_trials_of_agents_without_processes_live_in_memory(pytester, agent, agen
     expected_parent = Path(memory) if memory else Path(tempfile.gettempdir())
     seen = [Path(line) for line in (pytester.path / "workspaces.txt").read_text().split()]
     assert len(seen) == 2
-    assert all(w.parent.parent == expected_parent and not w.exists() for w in seen)
+    owners = [w.parent.parent for w in seen]  # workspace < trial directory < owner directory
+    assert all(o.parent == expected_parent and o.name.startswith(OWNER_PREFIX) for o in owners)
+    assert not any(w.exists() for w in seen)
     sandbox = json.loads((pytester.path / "run" / "run.json").read_text())["sandbox"]
     assert sandbox["trial_directories"] == (memory or "temp directory")
