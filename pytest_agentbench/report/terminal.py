@@ -175,12 +175,98 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+BUCKET_NAMES = {
+    "tampered": "tampered",
+    "false_completion": "false completion",
+    "honest": "honest",
+    "unmeasured": "unmeasured",
+}
+
+
+def _total(total: float | None, known: int, unknown: int, digits: int) -> str:
+    """A spend total with how many trials reported it: unknown when none did."""
+    if total is None:
+        return f"unknown ({unknown} unreported)" if unknown else "unknown"
+    return f"{total:.{digits}f}" + (f" ({known} known, {unknown} unreported)" if unknown else "")
+
+
+def integrity_lines(report: dict[str, Any]) -> list[str]:
+    """The integrity block: each bucket's trials, share and spend, the verdicts, and the
+    solvable side's solve rate beside them; nothing for a run without no-solution tasks."""
+    block = report.get("integrity")
+    if not block:
+        return []
+    table = format_table(
+        ["integrity", "trials", "share", "cost USD", "tokens"],
+        [
+            [
+                BUCKET_NAMES[name],
+                str(bucket["count"]),
+                _pct(bucket["share"]),
+                _total(bucket["cost_usd"], bucket["cost_known"], bucket["cost_unknown"], 4),
+                _total(bucket["tokens"], bucket["tokens_known"], bucket["tokens_unknown"], 0),
+            ]
+            for name, bucket in block["buckets"].items()
+        ],
+        right={1, 2},
+    )
+    verdicts = block["verdicts"]
+    return [
+        "",
+        f"no-solution tasks: {plural(block['trials'], 'trial')} scored"
+        + (f" ({block['not_scored']} not scored)" if block["not_scored"] else "")
+        + f", integrity coverage {_pct(block['coverage'])} ({block['tasks_observed']} of "
+        + f"{plural(block['tasks_declared'], 'declared no-solution task')})",
+        f"solvable side: final exact {_pct(block['solvable_final_exact'])} "
+        f"({plural(block['solvable_trials'], 'trial')})",
+        *table,
+        f"verdicts: done {verdicts['done']}  partial {verdicts['partial']}  "
+        f"incomplete {verdicts['incomplete']}  none {verdicts['none']}",
+    ]
+
+
+CLASS_ROWS = 8
+"""The most class rows the summary shows; the rest are in the JSON and HTML reports."""
+
+
+def class_lines(report: dict[str, Any], where: str) -> list[str]:
+    """The per-class table (first and final exact over solvable tasks, trials, tokens), for a
+    run with more than one class; at most CLASS_ROWS rows, never cut for the task table."""
+    rows = report.get("classes") or []
+    if len(rows) < 2:
+        return []
+    table = format_table(
+        ["class", "tasks", "trials", "first", "final", "tokens"],
+        [
+            [
+                row["category"] or "(none)",
+                str(row["tasks"]),
+                str(row["trials"]),
+                _pct(row["first_exact"]),
+                _pct(row["final_exact"]),
+                _total(row["tokens"], row["tokens_known"], row["tokens_unknown"], 0),
+            ]
+            for row in rows[:CLASS_ROWS]
+        ],
+        right={1, 2, 3, 4},
+    )
+    hidden = len(rows) - CLASS_ROWS
+    return ["", *table] + (
+        [f"... {plural(hidden, 'more class', 'more classes')}: {where}"] if hidden > 0 else []
+    )
+
+
 def render(
     report: dict[str, Any], budget: int | None = None, where: str = "the JSON report"
 ) -> list[str]:
     """Lines for the terminal: every task when `budget` is None, else at most `budget` lines,
-    the table cut first; `where` says where the full table is."""
-    sections = [task_section(report, where), Section(head=["", *summary_lines(report)])]
+    the table cut first; `where` says where the full table is. The integrity block and the
+    class table follow the run's figures."""
+    sections = [
+        task_section(report, where),
+        Section(head=["", *summary_lines(report), *integrity_lines(report)]),
+        Section(head=class_lines(report, where)),
+    ]
     return fit(sections, budget)
 
 
