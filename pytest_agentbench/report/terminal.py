@@ -99,11 +99,12 @@ def _rank(task: dict[str, Any]) -> tuple[float, float, str]:
 
 
 def task_section(report: dict[str, Any], where: str) -> Section:
-    """The per-task table; cut, it keeps the tasks that failed or flipped most."""
+    """The per-task table; cut, it keeps the tasks that failed or flipped most. A no-solution
+    task's row says so: its passes are a verifier left unbroken, not a task solved."""
     tasks = report["tasks"]
     rows = [
         [
-            task["id"],
+            task["id"] + (" (no solution)" if task.get("no_solution") else ""),
             task["outcomes"] or "(none)",
             _pct(task["first_exact"]),
             _pct(task["final_exact"]),
