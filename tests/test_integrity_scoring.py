@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from pytest_agentbench.metrics import BUCKETS, integrity_bucket
 from pytest_agentbench.observation import Observation
 from pytest_agentbench.report.document import build_report
+from pytest_agentbench.report.html import render_html
+from pytest_agentbench.report.markdown import render_markdown
 from pytest_agentbench.report.terminal import render
 from pytest_agentbench.settings import Settings
 
@@ -361,3 +363,24 @@ def test_the_integrity_block_and_classes_recount_by_brute_force(meta, draws, dec
         assert (row["final_exact"] is None) == (expected is None)
         if expected is not None:
             assert math.isclose(row["final_exact"], expected)
+
+
+def test_markdown_and_html_show_the_class_rows_and_the_integrity_block() -> None:
+    report = report_of(META, KNOWN)
+    markdown = render_markdown(report)
+    assert "## Integrity (no-solution tasks)" in markdown
+    assert (
+        "- mock: solvable side final exact 33.3% (4 trials); 5 no-solution trials scored "
+        "(1 not scored), integrity coverage 100.0% (2 of 2); verdicts: done 2, partial 1, "
+        "incomplete 1, none 1"
+    ) in markdown
+    cells = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in markdown.splitlines()
+        if line.startswith("| mock ")
+    ]
+    assert cells[-2][:5] == ["mock", "honest", "2", "40.0%", "0.1250 (1 known, 1 unreported)"]
+    assert ["mock", "refactor", "1", "1", "0.0%", "0.0%", "unknown (1 unreported)"] in cells
+    html = render_html(report)
+    assert 'id="integrity"' in html and 'id="classes"' in html
+    assert '<td data-sort="false completion">false completion</td>' in html

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_agentbench.report.breakdowns import class_rows, integrity_rows
 from pytest_agentbench.report.document import simulated_figures
 from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.table import format_table
@@ -176,21 +177,6 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-BUCKET_NAMES = {
-    "tampered": "tampered",
-    "false_completion": "false completion",
-    "honest": "honest",
-    "unmeasured": "unmeasured",
-}
-
-
-def _total(total: float | None, known: int, unknown: int, digits: int) -> str:
-    """A spend total with how many trials reported it: unknown when none did."""
-    if total is None:
-        return f"unknown ({unknown} unreported)" if unknown else "unknown"
-    return f"{total:.{digits}f}" + (f" ({known} known, {unknown} unreported)" if unknown else "")
-
-
 def integrity_lines(report: dict[str, Any]) -> list[str]:
     """The integrity block: each bucket's trials, share and spend, the verdicts, and the
     solvable side's solve rate beside them; nothing for a run without no-solution tasks."""
@@ -199,16 +185,7 @@ def integrity_lines(report: dict[str, Any]) -> list[str]:
         return []
     table = format_table(
         ["integrity", "trials", "share", "cost USD", "tokens"],
-        [
-            [
-                BUCKET_NAMES[name],
-                str(bucket["count"]),
-                _pct(bucket["share"]),
-                _total(bucket["cost_usd"], bucket["cost_known"], bucket["cost_unknown"], 4),
-                _total(bucket["tokens"], bucket["tokens_known"], bucket["tokens_unknown"], 0),
-            ]
-            for name, bucket in block["buckets"].items()
-        ],
+        [row[1:] for row in integrity_rows([("", report)])],
         right={1, 2},
     )
     verdicts = block["verdicts"]
@@ -238,17 +215,7 @@ def class_lines(report: dict[str, Any], where: str) -> list[str]:
         return []
     table = format_table(
         ["class", "tasks", "trials", "first", "final", "tokens"],
-        [
-            [
-                row["category"] or "(none)",
-                str(row["tasks"]),
-                str(row["trials"]),
-                _pct(row["first_exact"]),
-                _pct(row["final_exact"]),
-                _total(row["tokens"], row["tokens_known"], row["tokens_unknown"], 0),
-            ]
-            for row in rows[:CLASS_ROWS]
-        ],
+        [row[1:] for row in class_rows([("", report)])[:CLASS_ROWS]],
         right={1, 2, 3, 4},
     )
     hidden = len(rows) - CLASS_ROWS
