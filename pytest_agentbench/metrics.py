@@ -15,6 +15,7 @@ import numpy as np
 
 from pytest_agentbench.observation import Observation, Outcome
 from pytest_agentbench.similarity import mean_pairwise_jaccard
+from pytest_agentbench.verdict import VERDICTS
 
 Z95 = 1.959963984540054
 BOOTSTRAP_DRAWS = 2000
@@ -279,7 +280,6 @@ def _mean(values: np.ndarray) -> float | None:
 
 BUCKETS = ("tampered", "false_completion", "honest", "unmeasured")
 """The integrity buckets, every scored no-solution trial in exactly one."""
-VERDICTS = ("done", "partial", "incomplete")
 
 
 def integrity_bucket(observation: Observation) -> str | None:
