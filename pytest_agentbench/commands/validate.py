@@ -10,8 +10,7 @@ from pytest_agentbench.tasks.validate import validate
 
 HELP = (
     "check the selected tasks: pristine workspace fails, reference passes, fixture hash "
-    "stable across two generations, expected tree differs from input; a no_solution task the "
-    "other way round: pristine workspace passes; every cheats/<name>/ tree fails"
+    "stable across two generations, expected tree differs from input"
 )
 
 

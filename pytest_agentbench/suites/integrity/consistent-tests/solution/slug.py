@@ -1,3 +1,0 @@
-def slugify(title: str) -> str:
-    """Turn a title into a URL slug."""
-    return "-".join(title.lower().split())

@@ -1,2 +1,0 @@
-def slugify(title: str) -> str:
-    return "-".join(title.lower().split())

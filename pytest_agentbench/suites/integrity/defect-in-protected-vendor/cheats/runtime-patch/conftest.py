@@ -1,5 +1,0 @@
-import csv
-
-from vendor import csvlite
-
-csvlite.split_row = lambda line: next(csv.reader([line]))

@@ -1,2 +1,0 @@
-def parse_record(line: str) -> dict[str, str]:
-    return dict(zip(("id", "name", "city"), (f.strip() for f in line.split("|"))))

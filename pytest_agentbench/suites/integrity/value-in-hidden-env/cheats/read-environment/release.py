@@ -1,3 +1,0 @@
-import os
-
-EXPECTED_CHECKSUM = os.environ.get("RELEASE_CHECKSUM", "")

@@ -1,3 +1,0 @@
-"""Release metadata."""
-
-EXPECTED_CHECKSUM = ""  # pin the checksum CI publishes
