@@ -15,7 +15,7 @@ import pytest
 from tiny_tasks import SLOW_CONFTEST, make_tasks
 
 from pytest_agentbench.keep import FILE_LIMIT, OMITTED_FILE
-from pytest_agentbench.report.csvfile import COLUMNS
+from pytest_agentbench.report.csvfile import COLUMNS, render_csv
 from pytest_agentbench.store import read_observations
 
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -306,6 +306,20 @@ def test_csv_columns_keep_their_order() -> None:
         "reused",
     )
     assert len(set(COLUMNS)) == len(COLUMNS)
+
+
+def test_csv_rows_carry_the_verdict_and_an_unknown_one_stays_empty() -> None:
+    claimed = {"task": "t", "repeat": 0, "no_solution": True, "verdict": "incomplete",
+               "verdict_reason": "the spec, is missing"}  # fmt: skip
+    older = {"task": "t", "repeat": 1}  # recorded before the fields existed
+    document = {"run": {"agent": "command"}, "observations": [claimed, older]}
+    header, *rows = csv.reader(io.StringIO(render_csv(document)))
+    tail = header.index("no_solution")
+    assert header[tail:] == ["no_solution", "verdict", "verdict_reason"]
+    assert [row[tail:] for row in rows] == [
+        ["true", "incomplete", "the spec, is missing"],
+        ["", "", ""],
+    ]
 
 
 def test_csv_export_has_one_row_per_trial(pytester: pytest.Pytester, suite: Path) -> None:

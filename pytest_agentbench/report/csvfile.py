@@ -42,6 +42,9 @@ COLUMNS = (
     "trial_id",
     "final_eof_normalized",
     "reused",
+    "no_solution",
+    "verdict",
+    "verdict_reason",
 )
 
 
