@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates the ordinary (non-root) user that .ci/run runs the sandbox and hostile-agent tests as,
 # a second time, and lets it run this checkout's Python: the directories above the interpreter
-# get search permission for others (o+x), nothing more. The user joins the docker group when
+# and above the checkout get search permission for others (o+x), nothing more. The user joins the docker group when
 # there is one, as a developer or a GitHub Actions runner allowed to use Docker does.
 # Idempotent.
 set -euo pipefail
@@ -29,7 +29,7 @@ fi
 
 interpreter="$("$PYTHON" -c 'import os, sys; print(os.path.realpath(sys.executable))')"
 prefix="$("$PYTHON" -c 'import sys; print(sys.base_prefix)')"
-for start in "$(dirname "$interpreter")" "$prefix"; do
+for start in "$(dirname "$interpreter")" "$prefix" "$(pwd)"; do
   dir="$start"
   while [ "$dir" != / ]; do
     $SUDO chmod o+x "$dir"
