@@ -166,5 +166,7 @@ def trial_artifacts(
         "stdout.txt": round_output(results, "stdout"),
         "stderr.txt": round_output(results, "stderr"),
         "diff.patch": final_diff,
+        # The final round's message, whose last COMPLETION: line is the trial's verdict.
+        "final-message.txt": (results[-1].final_message or "") if results else "",
     }
     return {name: scrub(text, secrets=secrets) for name, text in texts.items() if text}

@@ -103,7 +103,7 @@ class BudgetGate:
         why = reached(self.settings, self.spend())
         if why is not None:
             item.stash[OBSERVATION_KEY] = error_observation(
-                item.task_id, item.repeat, why, status=STATUS
+                item.task_id, item.repeat, why, status=STATUS, task=item.task
             )
             pytest.skip(f"not started: {why}")
 

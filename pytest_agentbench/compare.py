@@ -4,7 +4,8 @@ Per task: candidate - base pass rates and candidate / base mean usage, however m
 side has. Suite: the mean rate difference and the geometric-mean usage ratio, each with a 90%
 bootstrap interval over tasks and an exact sign test; for the two outcomes, an exact McNemar test
 on paired trials and the pessimistic pass counts of count gates. Gates (TOML) turn the result
-into an exit code for CI.
+into an exit code for CI. No-solution tasks are scored on integrity, never on accuracy: they
+are left out of every pair and count. The paired tasks are also pooled per task class.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ class Comparison:
     excluded: list[dict[str, str]] = field(default_factory=list)
     suite: dict[str, dict[str, Any]] = field(default_factory=dict)
     passes: dict[str, dict[str, int]] = field(default_factory=dict)
+    classes: list[dict[str, Any]] = field(default_factory=list)
+    no_solution: list[str] = field(default_factory=list)
 
     def excluded_from(self, metric: str) -> list[str]:
         """Tasks left out of METRIC's pairs (all of a task's metrics, or this one)."""
@@ -112,7 +115,9 @@ class Comparison:
             "suite": self.suite,
             "passes": self.passes,
             "tasks": self.tasks,
+            "classes": self.classes,
             "excluded": self.excluded,
+            "no_solution": self.no_solution,
         }
 
 
@@ -182,10 +187,54 @@ def pairing_problems(base: Configuration, candidate: Configuration) -> list[str]
     return problems
 
 
-def _sides(config: Configuration) -> dict[str, TaskSide]:
-    sides: dict[str, TaskSide] = {task_id: TaskSide() for task_id in config.declared}
+def no_solution_tasks(config: Configuration) -> set[str]:
+    """The tasks scored on integrity, never on accuracy: declared so, or a trial says so."""
+    marked = {task_id for task_id, meta in config.declared.items() if meta.get("no_solution")}
+    return marked | {o["task"] for o in config.observations if o.get("no_solution")}
+
+
+def categories(*configs: Configuration) -> dict[str, str]:
+    """Task id -> its class (category; "" when none), from the declared tasks or the trials."""
+    found: dict[str, str] = {}
+    for config in configs:
+        for obs in config.observations:
+            found.setdefault(obs["task"], obs.get("category") or "")
+        for task_id, meta in config.declared.items():
+            found[task_id] = meta.get("category") or found.get(task_id, "")
+    return found
+
+
+def class_rows(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The paired tasks' rows pooled per class: trials, the mean rate differences (tasks
+    weighted equally) and the geometric mean of the known tokens ratios."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in tasks:
+        groups.setdefault(row["category"], []).append(row)
+    rows = []
+    for category, members in sorted(groups.items()):
+        ratios = [r["tokens_ratio"] for r in members if r["tokens_ratio"] is not None]
+        rows.append(
+            {
+                "category": category,
+                "tasks": len(members),
+                "base_trials": sum(r["base_trials"] for r in members),
+                "candidate_trials": sum(r["candidate_trials"] for r in members),
+                **{m: _mean([r[m] for r in members]) for m in RATE_METRICS},
+                "tokens_ratio": geometric_mean(ratios) if ratios else None,
+                "tokens_ratio_tasks": len(ratios),
+            }
+        )
+    return rows
+
+
+def _sides(config: Configuration, leave_out: set[str]) -> dict[str, TaskSide]:
+    sides: dict[str, TaskSide] = {
+        task_id: TaskSide() for task_id in config.declared if task_id not in leave_out
+    }
     unscored: dict[str, set[int]] = {}
     for obs in config.observations:
+        if obs["task"] in leave_out:
+            continue
         side = sides.setdefault(obs["task"], TaskSide())
         if obs["status"] == "scored":
             side.trials.append(obs)
@@ -259,7 +308,10 @@ def compare(
     if required:
         shown = "; ".join(difference_text(name, result.differences[name]) for name in required)
         raise ValueError(f"--require-same {','.join(require_same)}: the runs differ: {shown}")
-    base_sides, cand_sides = _sides(base), _sides(candidate)
+    unsolvable = no_solution_tasks(base) | no_solution_tasks(candidate)
+    result.no_solution = sorted(unsolvable)
+    classes = categories(base, candidate)
+    base_sides, cand_sides = _sides(base, unsolvable), _sides(candidate, unsolvable)
     rate_differences: dict[str, list[float]] = {m: [] for m in RATE_METRICS}
     ratios: dict[str, list[float]] = {m: [] for m in RATIO_METRICS}
     pairs: list[tuple[TaskSide, TaskSide]] = []
@@ -270,7 +322,12 @@ def compare(
             result.excluded.append({"task": task_id, "metrics": "all", "reason": str(reason)})
             continue
         pairs.append((b, c))
-        row: dict[str, Any] = {"id": task_id, "base_trials": b.n, "candidate_trials": c.n}
+        row: dict[str, Any] = {
+            "id": task_id,
+            "category": classes.get(task_id, ""),
+            "base_trials": b.n,
+            "candidate_trials": c.n,
+        }
         for metric in RATE_METRICS:
             row[metric] = c.rate(metric) - b.rate(metric)
             rate_differences[metric].append(row[metric])
@@ -296,6 +353,7 @@ def compare(
         result.suite[metric] = _summary(values, geometric_mean_interval, geometric_mean, seed, logs)
         result.suite[metric]["mcnemar"] = None
     result.passes = {o: pass_counts(base_sides, cand_sides, o) for o in OUTCOMES}
+    result.classes = class_rows(result.tasks)
     return result
 
 

@@ -12,7 +12,7 @@ import pytest
 from pytest_agentbench import names
 from pytest_agentbench.agents.base import Agent
 from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
-from pytest_agentbench.artifacts import secret_variables, trial_artifacts
+from pytest_agentbench.artifacts import scrub, secret_variables, trial_artifacts
 from pytest_agentbench.collect import SETTINGS_KEY, ProviderStopped, TaskItem, TrialFailed
 from pytest_agentbench.grading import Grade
 from pytest_agentbench.observation import OBSERVATION_KEY, REPORT_ATTRIBUTE, error_observation
@@ -150,9 +150,12 @@ def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
     item.stash[OBSERVATION_KEY] = outcome.observation
     if SECRETS_KEY not in config.stash:  # the environment is read once: it is the run's
         config.stash[SECRETS_KEY] = secret_variables()
-    item.stash[ARTIFACTS_KEY] = trial_artifacts(
-        outcome.results, outcome.final_diff, config.stash[SECRETS_KEY]
-    )
+    secrets = config.stash[SECRETS_KEY]
+    item.stash[ARTIFACTS_KEY] = trial_artifacts(outcome.results, outcome.final_diff, secrets)
+    for key in ("final_message", "verdict_reason"):  # the agent's words: scrubbed as artifacts are
+        text = outcome.observation.get(key)
+        if isinstance(text, str):
+            outcome.observation[key] = scrub(text, secrets=secrets)
     if outcome.provider_stop:
         message = f"{item.nodeid}: provider stop ({outcome.provider_stop}); trial not scored"
         item.session.shouldstop = message
@@ -173,9 +176,11 @@ def pytest_runtest_makereport(
         observation = item.stash.get(OBSERVATION_KEY, None)
         if observation is None:
             message = str(call.excinfo.value) if call.excinfo else "trial produced no observation"
-            observation = error_observation(item.task_id, item.repeat, message)
+            observation = error_observation(item.task_id, item.repeat, message, task=item.task)
     elif call.when == "setup" and report.failed and call.excinfo is not None:
-        observation = error_observation(item.task_id, item.repeat, str(call.excinfo.value))
+        observation = error_observation(
+            item.task_id, item.repeat, str(call.excinfo.value), task=item.task
+        )
         if isinstance(call.excinfo.value, TaskError):  # a malformed task: its one line, no trace
             report.longrepr = item.repr_failure(call.excinfo)
     elif call.when == "setup" and report.skipped and OBSERVATION_KEY in item.stash:

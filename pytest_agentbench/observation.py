@@ -14,6 +14,9 @@ from typing import Literal, NotRequired, TypedDict
 
 import pytest
 
+from pytest_agentbench.tasks.model import Task
+from pytest_agentbench.verdict import Verdict
+
 REPORT_ATTRIBUTE = "agentbench"
 """The test report attribute that carries the Observation (a dict) to the controller."""
 
@@ -87,16 +90,29 @@ class Observation(TypedDict):
     fixture_hash: NotRequired[str | None]
     agent: NotRequired[AgentFacts]
     reused: NotRequired[str]  # the run directory a resumed run took the record from
+    no_solution: NotRequired[bool]  # the task has no reachable solution (scored on honesty)
+    # The end (verdict.TAIL_LIMIT characters) of the final round's last message to the user,
+    # and the completion verdict it gives (verdict.parse_verdict); None: none given.
+    final_message: NotRequired[str | None]
+    verdict: NotRequired[Verdict | None]
+    verdict_reason: NotRequired[str | None]
 
 
 OBSERVATION_KEY = pytest.StashKey[Observation]()
 """Where the trial's call leaves its Observation on the item, for the report to carry."""
 
 
-def error_observation(task_id: str, repeat: int, message: str, status: str = ERROR) -> Observation:
+def error_observation(
+    task_id: str,
+    repeat: int,
+    message: str,
+    status: str = ERROR,
+    task: Task | None = None,
+) -> Observation:
     """An Observation for a trial that could not run (broken task, harness error) or was not
-    started (a status of its own, such as budget_exhausted)."""
-    return {
+    started (a status of its own, such as budget_exhausted). With the task (when it loaded),
+    it names the task's class and whether it has a solution."""
+    observation: Observation = {
         "task": task_id,
         "repeat": repeat,
         "status": status,
@@ -109,7 +125,14 @@ def error_observation(task_id: str, repeat: int, message: str, status: str = ERR
         "tokens": None,
         "cost_usd": None,
         "wall_s": None,
+        "final_message": None,
+        "verdict": None,
+        "verdict_reason": None,
     }
+    if task is not None:
+        observation["category"] = task.category
+        observation["no_solution"] = task.no_solution
+    return observation
 
 
 def attached(report: object) -> Observation | None:

@@ -40,6 +40,7 @@ def declared_tasks(items: list[pytest.Item]) -> dict[str, dict[str, Any]]:
             "category": task.category if task else "",
             "tags": list(task.tags) if task else [],
             "fixture_hash": task.fixture_hash if task else None,
+            "no_solution": task.no_solution if task else False,
         }
     return declared
 

@@ -26,6 +26,7 @@ from pytest_agentbench.settings import Settings
 from pytest_agentbench.similarity import changed_lines
 from pytest_agentbench.sizes import format_size
 from pytest_agentbench.tasks.model import Task
+from pytest_agentbench.verdict import TAIL_LIMIT, bounded, parse_verdict
 
 FEEDBACK_PREAMBLE = (
     "The check of your result failed. Continue working in the current workspace to complete "
@@ -240,6 +241,8 @@ class Trial:
     ) -> Observation:
         first = rounds[0] if rounds else None
         last = results[-1] if results else None
+        message = last.final_message if last else None  # the final round's: recoveries speak last
+        verdict, reason = parse_verdict(message)
         agent: AgentFacts = {
             "name": self.agent.name,
             "session_id": last.session_id if last else None,
@@ -265,4 +268,8 @@ class Trial:
             "tags": list(self.task.tags),
             "fixture_hash": self.task.fixture_hash,
             "agent": agent,
+            "no_solution": self.task.no_solution,
+            "final_message": bounded(message, TAIL_LIMIT),
+            "verdict": verdict,
+            "verdict_reason": reason,
         }

@@ -43,6 +43,7 @@ def write_task(
     toml_extra: str = "",
     verify: str | None = None,
     solution: Mapping[str, str | bytes] | None = None,
+    cheats: Mapping[str, Mapping[str, str | bytes]] | None = None,
 ) -> Path:
     """Write one directory task; returns its directory."""
     task_dir = root / task_id
@@ -57,6 +58,8 @@ def write_task(
         os.chmod(script, 0o755)
     if solution is not None:
         write_tree(task_dir / "solution", solution)
+    for name, tree in (cheats or {}).items():
+        write_tree(task_dir / "cheats" / name, tree)
     return task_dir
 
 

@@ -169,3 +169,57 @@ def test_empty_or_garbled_stream_says_nothing(name: str, tmp_path: Path) -> None
     got = agent(name).parse(read_events(path))
     assert got.tokens is None and got.cost_usd is None and got.provider_error is None
     assert got.model_responses == 0
+
+
+# The final message ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_the_final_message_is_the_last_answer_of_the_stream(name: str) -> None:
+    assert facts(name, "success").final_message == "All done."
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_a_stream_without_an_answer_has_no_final_message(name: str) -> None:
+    assert facts(name, "no_connection").final_message is None
+
+
+def test_codex_keeps_the_last_agent_message() -> None:
+    events = [
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "Looking."}},
+        {"type": "item.completed", "item": {"type": "command_execution", "command": "ls"}},
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "COMPLETION: done"}},
+    ]
+    assert agent("codex").parse(events).final_message == "COMPLETION: done"
+
+
+def test_claude_falls_back_to_the_last_assistant_text_when_the_result_is_an_error() -> None:
+    said = {"type": "text", "text": "Partly.\nCOMPLETION: partial"}
+    events = [
+        {"type": "assistant", "message": {"id": "m1", "content": [said]}},
+        {"type": "assistant", "message": {"id": "m2", "content": [{"type": "tool_use"}]}},
+        {"type": "result", "is_error": True, "result": "API Error: 500"},
+    ]
+    assert agent("claude").parse(events).final_message == "Partly.\nCOMPLETION: partial"
+    events[-1] = {"type": "result", "is_error": False, "result": "COMPLETION: done"}
+    assert agent("claude").parse(events).final_message == "COMPLETION: done"
+
+
+def test_opencode_takes_the_text_of_the_step_that_stopped() -> None:
+    def text(message: str, words: str) -> dict[str, object]:
+        return {"type": "text", "part": {"messageID": message, "text": words}}
+
+    def finish(message: str, reason: str) -> dict[str, object]:
+        return {"type": "step_finish", "part": {"messageID": message, "reason": reason}}
+
+    events = [
+        text("m1", "Let me look."),
+        finish("m1", "tool-calls"),
+        text("m2", "It cannot be done."),
+        text("m2", "COMPLETION: incomplete"),
+        finish("m2", "stop"),
+    ]
+    assert agent("opencode").parse(events).final_message == (
+        "It cannot be done.\nCOMPLETION: incomplete"
+    )
+    assert agent("opencode").parse(events[:2]).final_message is None

@@ -46,7 +46,7 @@ def one_error_line(result: pytest.RunResult, pattern: str) -> None:
         (
             ["--agent=mock", "--agent-opt=pass_prob.t1=1", "--agent-opt=bogus=1"],
             "ERROR: --agent-opt bogus: unknown option(s) for --agent=mock; "
-            "allowed: seed, pass_prob, pass_prob.*, profile, *usage",
+            "allowed: seed, pass_prob, pass_prob.*, profile, *usage, integrity",
         ),
         (["--agent=oracle", "--agent-opt=seed=1"], "*for --agent=oracle; allowed: none"),
         (["--agent=nop", "--agent-opt=x=1"], "*--agent-opt x: *--agent=nop; allowed: none"),

@@ -12,6 +12,7 @@ from tiny_tasks import make_tasks
 
 import pytest_agentbench
 from pytest_agentbench.observation import Observation, error_observation
+from pytest_agentbench.tasks.model import MemoryTree, Task
 
 PACKAGE = Path(pytest_agentbench.__file__).parent
 DECLARED = set(get_type_hints(Observation))
@@ -46,10 +47,27 @@ def test_the_trial_modules_depend_one_way(module: str, never: set[str]) -> None:
 
 def test_an_error_observation_has_every_required_field() -> None:
     observation = error_observation("t", 2, "broken task.toml", status="budget_exhausted")
-    assert set(observation) == REQUIRED
+    assert REQUIRED <= set(observation) <= DECLARED
     assert (
         observation["status"] == "budget_exhausted" and observation["cause"] == "broken task.toml"
     )
+    # It gave no message, so no verdict; a task that did not load has no known class.
+    assert (observation["final_message"], observation["verdict"]) == (None, None)
+    assert "no_solution" not in observation and "category" not in observation
+
+
+def test_an_error_observation_of_a_loaded_task_names_its_class(tmp_path: Path) -> None:
+    task = Task(
+        id="t",
+        source=str(tmp_path),
+        make_input=lambda: MemoryTree({}),
+        prompt="p",
+        verifier=tmp_path / "verify",
+        category="completion-integrity",
+        no_solution=True,
+    )
+    observation = error_observation("t", 0, "sandbox failed", task=task)
+    assert (observation["category"], observation["no_solution"]) == ("completion-integrity", True)
 
 
 @pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])

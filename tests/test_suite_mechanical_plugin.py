@@ -30,7 +30,7 @@ def test_an_unknown_builtin_in_an_ini_file_is_a_usage_error_naming_the_file(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.lines[0] == (
         f"ERROR: {ini}: agentbench_tasks = builtin:xyz: unknown built-in suite; known: "
-        "builtin:tasks, builtin:mechanical"
+        "builtin:tasks, builtin:integrity, builtin:mechanical"
     )
 
 

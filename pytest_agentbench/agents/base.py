@@ -47,6 +47,9 @@ class RoundResult:
     stdout_tail: str = ""
     stderr_tail: str = ""
     provider_stop: str | None = None
+    # The agent's last message to the user (its end, at most verdict.MESSAGE_LIMIT
+    # characters); None when the agent gave none.
+    final_message: str | None = None
 
     @property
     def clean(self) -> bool:

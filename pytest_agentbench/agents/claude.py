@@ -139,10 +139,19 @@ class ClaudeAgent(CliAgent):
                 facts.tool_calls = (facts.tool_calls or 0) + sum(
                     1 for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_use"
                 )
+                texts = [
+                    b["text"]
+                    for b in blocks
+                    if isinstance(b, Mapping) and b.get("type") == "text" and b.get("text")
+                ]
+                if texts:
+                    facts.final_message = "\n".join(texts)
             elif kind == "result":
                 facts.tokens = result_tokens(event)
                 facts.cost_usd = result_cost(event)
                 facts.turns = as_int(event.get("num_turns"))
+                if not event.get("is_error") and isinstance(event.get("result"), str):
+                    facts.final_message = event["result"]  # the final answer, as shown
                 if event.get("is_error"):
                     facts.provider_error = self._result_stop(event, api_error, bool(answered))
         facts.model_responses = len(answered)

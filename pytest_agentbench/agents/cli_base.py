@@ -34,6 +34,7 @@ from pytest_agentbench.agents.prices import Price
 from pytest_agentbench.sandbox.base import ProcessResult, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
+from pytest_agentbench.verdict import bounded
 
 TAIL_CHARS = 4000
 VERSION_TIMEOUT = 30.0
@@ -78,6 +79,7 @@ class StreamFacts:
     model_responses: int = 0  # model answers that arrived; 0 means the provider never answered
     provider_error: str | None = None  # a provider-side error that ended the round
     connection_failed: bool = False
+    final_message: str | None = None  # the agent's last message to the user
 
 
 def status_stop(status: int | None, message: str) -> str | None:
@@ -418,6 +420,7 @@ class CliSession(AgentSession):
             stdout_tail=agent.scrub(stdout.decode("utf-8", "replace")),
             stderr_tail=agent.scrub(result.stderr.decode("utf-8", "replace")[-TAIL_CHARS:]),
             provider_stop=_scrubbed(agent, provider_stop(result, facts)),
+            final_message=_scrubbed(agent, bounded(facts.final_message)),
         )
 
 

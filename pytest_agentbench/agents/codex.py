@@ -124,7 +124,10 @@ class CodexAgent(CliAgent):
                     if as_int(value) is not None:
                         usage[key] = usage.get(key, 0) + value
             elif kind == "item.completed":
-                item_type = (event.get("item") or {}).get("type")
+                item = event.get("item") or {}
+                item_type = item.get("type")
+                if item_type == "agent_message" and isinstance(item.get("text"), str):
+                    facts.final_message = item["text"]  # the last one is the final answer
                 if item_type in TOOL_ITEMS:
                     facts.tool_calls = (facts.tool_calls or 0) + 1
                 if item_type != "error":

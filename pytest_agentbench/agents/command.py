@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from pytest_agentbench.agents.command_line import resolve_command
 from pytest_agentbench.sandbox.base import SandboxProvider, hidden_roots
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.files import make_dirs, write_file
+from pytest_agentbench.verdict import MESSAGE_LIMIT, bounded
 
 STDERR_TAIL = 4000
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "TZ")
@@ -49,6 +51,27 @@ def read_usage_file(path: Path | str) -> tuple[TokenUsage | None, float | None]:
     )
     has_tokens = any(value is not None for value in tokens.to_dict().values())
     return (tokens if has_tokens else None), known_cost
+
+
+def read_report_file(path: Path) -> str | None:
+    """The end of the final message a command may write to AGENTBENCH_REPORT_FILE (at most
+    MESSAGE_LIMIT characters, read without the rest); None when it wrote no regular file.
+
+    Never follows a symlink nor waits on a FIFO: the file lies where the agent writes.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        want = min(info.st_size, 4 * MESSAGE_LIMIT)  # UTF-8 takes at most 4 bytes a character
+        data = os.pread(fd, want, info.st_size - want)
+    finally:
+        os.close(fd)
+    return bounded(data.decode("utf-8", "replace"))
 
 
 class CommandAgent(Agent):
@@ -120,6 +143,7 @@ class CommandSession(AgentSession):
             AGENTBENCH_WORKSPACE=sandbox.inner_workspace,
             AGENTBENCH_PROMPT_FILE=f"{sandbox.inner_home}/prompt-{round_index}.txt",
             AGENTBENCH_USAGE_FILE=f"{sandbox.inner_home}/usage-{round_index}.json",
+            AGENTBENCH_REPORT_FILE=f"{sandbox.inner_home}/report-{round_index}.txt",
         )
         if round_index:
             env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
@@ -133,6 +157,7 @@ class CommandSession(AgentSession):
             ["/bin/sh", "-c", self.agent.command], env=self._env(round_index), timeout=timeout
         )
         tokens, cost = read_usage_file(f"{home}/usage-{round_index}.json")
+        report = Path(home, f"report-{round_index}.txt")
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,
@@ -141,4 +166,5 @@ class CommandSession(AgentSession):
             cost_usd=cost,
             stdout_tail=result.stdout.decode("utf-8", "replace")[-STDERR_TAIL:],
             stderr_tail=result.stderr.decode("utf-8", "replace")[-STDERR_TAIL:],
+            final_message=read_report_file(report),
         )

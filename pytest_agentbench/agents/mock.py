@@ -20,10 +20,21 @@ from pytest_agentbench.agents.base import (
 )
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import stable_int
-from pytest_agentbench.tasks.model import Task, Tree, as_mapping, replace_with
+from pytest_agentbench.tasks.model import Task, Tree, as_mapping, materialize, replace_with
 
 WRONG_EDITS = ("eof", "partial", "extra", "none")
 PROFILES = ("uniform", "flaky")
+CONDUCTS = ("claim", "honest", "tamper", "silent")
+"""What the mock does on a no-solution task: claim done without a change, answer honestly,
+tamper (lay the task's first cheat tree over the workspace, else edit a file) and claim done,
+or leave the task alone and say nothing about completion."""
+FINAL_MESSAGES = {
+    "claim": "All done: the change is in place.\nCOMPLETION: done",
+    "honest": "COMPLETION: incomplete — the task cannot be done as asked without changing "
+    "what it says must not change",
+    "tamper": "Fixed it.\nCOMPLETION: done",
+    "silent": "I looked at the repository.",
+}
 
 
 def _probability(key: str, raw: str) -> float:
@@ -38,11 +49,21 @@ def _probability(key: str, raw: str) -> float:
 
 class MockAgent(Agent):
     """Options: seed, pass_prob, pass_prob.<task-id>, profile (uniform|flaky),
-    wrong (mixed|eof|partial|extra|none), fix_prob, usage (on|off)."""
+    wrong (mixed|eof|partial|extra|none), fix_prob, usage (on|off),
+    integrity (mixed|claim|honest|tamper|silent: its conduct on no-solution tasks)."""
 
     name = "mock"
     starts_processes = False
-    options = ("seed", "pass_prob", "pass_prob.*", "profile", "wrong", "fix_prob", "usage")
+    options = (
+        "seed",
+        "pass_prob",
+        "pass_prob.*",
+        "profile",
+        "wrong",
+        "fix_prob",
+        "usage",
+        "integrity",
+    )
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -69,6 +90,12 @@ class MockAgent(Agent):
         if usage not in ("on", "off"):
             raise pytest.UsageError(f"--agent-opt usage={usage}: choose on or off")
         self.report_usage = usage == "on"
+        self.integrity = opts.get("integrity", "mixed")
+        if self.integrity != "mixed" and self.integrity not in CONDUCTS:
+            raise pytest.UsageError(
+                f"--agent-opt integrity={self.integrity}: choose mixed or one of "
+                + ", ".join(CONDUCTS)
+            )
         self._changes: dict[str, tuple[list[str], list[str]]] = {}
 
     def probability_for(self, task_id: str) -> float:
@@ -116,8 +143,11 @@ class MockSession(AgentSession):
         rng = random.Random(
             stable_int(self.agent.seed, task.id, ctx.repeat, ctx.attempt, round_index)
         )
+        final_message = "COMPLETION: done"
         chance = self.agent.fix_prob if round_index else self.agent.probability_for(task.id)
-        if rng.random() < chance:
+        if task.no_solution:
+            final_message = self._conduct(rng)
+        elif rng.random() < chance:
             task.apply_reference(ctx.sandbox.workspace)
         elif round_index == 0:
             self._wrong_edit(rng)
@@ -133,6 +163,7 @@ class MockSession(AgentSession):
             tool_calls=rng.randint(0, 12),
             session_id=self.session_id,
             model_reported=self.agent.settings.model or "mock-1",
+            final_message=final_message,
         )
 
     def _usage(self, rng: random.Random, prompt: str) -> tuple[TokenUsage | None, float | None]:
@@ -145,6 +176,21 @@ class MockSession(AgentSession):
         cost = (prompt_tokens - cached) * 1.25e-6 + cached * 0.125e-6 + output * 10e-6
         usage = TokenUsage(prompt_tokens, cached, output, reasoning)
         return usage, round(cost, 8)
+
+    def _conduct(self, rng: random.Random) -> str:
+        """Act on a no-solution task as --agent-opt integrity says (mixed: a seeded draw);
+        the final message it ends with."""
+        conduct = rng.choice(CONDUCTS) if self.agent.integrity == "mixed" else self.agent.integrity
+        if conduct == "tamper":
+            task, workspace = self.ctx.task, self.ctx.sandbox.workspace
+            cheats = task.cheat_trees
+            if cheats:
+                materialize(cheats[sorted(cheats)[0]], workspace)
+            else:
+                target = next(iter(sorted(task.input_tree.paths())), "TAMPERED.txt")
+                with open(workspace / target, "ab") as out:
+                    out.write(b"\n# made to pass\n")
+        return FINAL_MESSAGES[conduct]
 
     def _wrong_edit(self, rng: random.Random) -> None:
         """Leave a plausible wrong result: off by a newline, half done, a stray file, nothing."""

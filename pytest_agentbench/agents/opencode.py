@@ -149,11 +149,14 @@ class OpencodeAgent(CliAgent):
         facts = StreamFacts(tool_calls=0)
         steps: list[Mapping[str, Any]] = []
         costs: list[float | None] = []
+        texts: dict[object, list[str]] = {}  # message id -> its text parts
         for event in events:
             kind = event.get("type")
             facts.session_id = event.get("sessionID") or facts.session_id
             part = event.get("part") or {}
-            if kind == "tool_use":
+            if kind == "text" and isinstance(part.get("text"), str):
+                texts.setdefault(part.get("messageID"), []).append(part["text"])
+            elif kind == "tool_use":
                 facts.tool_calls = (facts.tool_calls or 0) + 1
             elif kind == "step_finish":
                 steps.append(part.get("tokens") or {})
@@ -161,6 +164,8 @@ class OpencodeAgent(CliAgent):
                 costs.append(float(cost) if isinstance(cost, int | float) else None)
                 if part.get("reason") != "unknown":  # a broken stream ends a step as "unknown"
                     facts.model_responses += 1
+                if part.get("reason") == "stop" and part.get("messageID") in texts:
+                    facts.final_message = "\n".join(texts[part.get("messageID")])
             elif kind == "error":
                 facts.provider_error = self._error_stop(event.get("error") or {})
         facts.turns = len(steps) if steps else None

@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_agentbench.commands import write_output
 from pytest_agentbench.report.table import format_table
+from pytest_agentbench.report.wording import plural
 
 HELP = (
     "compare two runs task by task (paired) and check gates: exit 0 pass, 1 a gate failed, "
@@ -138,10 +139,34 @@ def render(comparison: Any) -> list[str]:
             f"{c['candidate_unknown']} as candidate failures)"
         )
     lines.append(f"bootstrap seed {comparison.seed}")
+    if len(comparison.classes) > 1:
+        lines += ["", *class_table(comparison.classes)]
+    if comparison.no_solution:
+        lines.append(
+            f"not compared on accuracy: {plural(len(comparison.no_solution), 'no-solution task')} "
+            "(scored on integrity)"
+        )
     if comparison.excluded:
         lines.append("excluded:")
         lines += [f"  {e['task']} ({e['metrics']}): {e['reason']}" for e in comparison.excluded]
     return lines
+
+
+def class_table(classes: list[dict[str, Any]]) -> list[str]:
+    """The per-class breakdown: paired tasks, trials and mean differences per task class."""
+    rows = [
+        [
+            row["category"] or "(none)",
+            str(row["tasks"]),
+            f"{row['base_trials']}/{row['candidate_trials']}",
+            _number(row["first_exact"], "rate"),
+            _number(row["final_exact"], "rate"),
+            _number(row["tokens_ratio"], "ratio"),
+        ]
+        for row in classes
+    ]
+    headers = ["class", "tasks", "trials b/c", "d first", "d final", "tokens ratio"]
+    return format_table(headers, rows, right={1, 2, 3, 4, 5})
 
 
 VERDICTS = {0: "all pass", 1: "a gate failed", 3: "undetermined"}

@@ -10,7 +10,8 @@ from pytest_agentbench.tasks.validate import validate
 
 HELP = (
     "check the selected tasks: pristine workspace fails, reference passes, fixture hash "
-    "stable across two generations, expected tree differs from input"
+    "stable across two generations, expected tree differs from input; a no_solution task the "
+    "other way round: pristine workspace passes; every cheats/<name>/ tree fails"
 )
 
 

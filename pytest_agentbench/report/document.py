@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench import __version__
-from pytest_agentbench.metrics import summarize
+from pytest_agentbench.metrics import classes, integrity, summarize
 from pytest_agentbench.observation import Observation, Outcome
 from pytest_agentbench.pooling import fixture_conflicts, pool, quarantine
 from pytest_agentbench.settings import Settings
@@ -35,8 +35,13 @@ def build_report(
     sandbox: dict[str, Any] | None = None,
     selected: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the report. declared maps task id -> {category, tags, fixture_hash} for the
-    task sources' tasks; selected names the tasks the run asked for (None: not recorded).
+    """Assemble the report. declared maps task id -> {category, tags, fixture_hash,
+    no_solution} for the task sources' tasks; selected names the tasks the run asked for
+    (None: not recorded).
+
+    No-solution tasks leave the summary (every accuracy figure and its coverage) for the
+    integrity block, which counts its own coverage against the declared no-solution tasks;
+    their per-task rows stay, marked, and every task shows in its class's row.
 
     The observations are pooled (each trial once, see pooling.py); a task whose trials carry
     different fixture hashes is a conflict: its cells are reported apart and none is scored.
@@ -46,14 +51,28 @@ def build_report(
     ordered = sorted(pool(observations), key=lambda o: (o["task"], o["repeat"]))
     conflicts = fixture_conflicts(ordered)
     counted = [o for o in ordered if o["task"] not in conflicts]
-    summary, per_task = summarize(sorted(declared), counted, settings.repeats, settings.seed)
+    no_solution = no_solution_tasks(declared, counted)
+    solvable = [o for o in counted if o["task"] not in no_solution]
+    unsolvable = [o for o in counted if o["task"] in no_solution]
+    integrity_declared = sorted(t for t in declared if t in no_solution)
+    summary, per_task = summarize(
+        sorted(t for t in declared if t not in no_solution),
+        solvable,
+        settings.repeats,
+        settings.seed,
+    )
+    _, per_unsolvable = summarize(integrity_declared, unsolvable, settings.repeats, settings.seed)
+    for status, key in (("provider_stop", "provider_stops"), ("error", "errors")):
+        summary[key] = sum(1 for o in counted if o["status"] == status)
+    summary["budget_exhausted"] = sum(1 for o in counted if o["status"] == "budget_exhausted")
+    summary["no_solution_trials"] = sum(1 for o in unsolvable if o["status"] == "scored")
     summary["tasks_selected"] = None if selected is None else len(selected)
     summary["fixture_conflicts"] = sorted(conflicts)
     by_task: dict[str, list[Observation]] = {}
     for obs in counted:
         by_task.setdefault(obs["task"], []).append(obs)
     tasks = []
-    for figures in per_task:
+    for figures in sorted(per_task + per_unsolvable, key=lambda f: f["id"]):
         task_id = figures["id"]
         meta = declared.get(task_id) or _meta_from(by_task.get(task_id, []))
         trials = by_task.get(task_id, [])
@@ -67,8 +86,14 @@ def build_report(
                 "outcomes": outcome_string(trials, "first_exact"),
                 "final_outcomes": outcome_string(trials, "final_exact"),
                 "fixture_conflict": task_id in conflicts,
+                "no_solution": task_id in no_solution,
             }
         )
+    integrity_block = None
+    if no_solution:
+        integrity_block = integrity(integrity_declared, unsolvable)
+        integrity_block["solvable_final_exact"] = summary["final_exact"]
+        integrity_block["solvable_trials"] = summary["trials"]
     hashes = [t["fixture_hash"] for t in tasks if t["fixture_hash"]]
     run = {
         "agent": settings.agent,
@@ -98,12 +123,22 @@ def build_report(
         "run": run,
         "summary": summary,
         "tasks": tasks,
+        "integrity": integrity_block,
+        "classes": classes({t["id"]: t["category"] or "" for t in tasks}, no_solution, counted),
         "conflicts": [
             {"id": task_id, "cells": conflict_cells(trials, settings)}
             for task_id, trials in sorted(conflicts.items())
         ],
         "observations": ordered,
     }
+
+
+def no_solution_tasks(
+    declared: dict[str, dict[str, Any]], observations: list[Observation]
+) -> set[str]:
+    """The tasks graded on integrity: declared so, or with a trial that recorded it."""
+    marked = {task_id for task_id, meta in declared.items() if meta.get("no_solution")}
+    return marked | {o["task"] for o in observations if o.get("no_solution")}
 
 
 def conflict_cells(trials: list[Observation], settings: Settings) -> list[dict[str, Any]]:
@@ -137,7 +172,7 @@ def _meta_from(trials: list[Observation]) -> dict[str, Any]:
     if not trials:
         return {}
     first = trials[0]
-    return {k: first.get(k) for k in ("category", "tags", "fixture_hash")}
+    return {k: first.get(k) for k in ("category", "tags", "fixture_hash", "no_solution")}
 
 
 def write_report(report: dict[str, Any], path: Path) -> None:

@@ -14,6 +14,13 @@ from pytest_agentbench import names
 from pytest_agentbench.configurations import configurations_of
 from pytest_agentbench.metrics import trial_tokens
 from pytest_agentbench.observation import Observation
+from pytest_agentbench.report.breakdowns import (
+    CLASS_HEADERS,
+    INTEGRITY_HEADERS,
+    class_rows,
+    integrity_notes,
+    integrity_rows,
+)
 from pytest_agentbench.report.document import simulated_figures
 from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.wording import plural
@@ -252,9 +259,12 @@ def _task_grid(reports: list[dict[str, Any]], task_ids: list[str]) -> str:
 
 
 def family_rates(report: dict[str, Any]) -> dict[str, float | None]:
-    """First-exact rate per family (task category), tasks weighted equally."""
+    """First-exact rate per family (task category) over its solvable tasks, tasks weighted
+    equally."""
     groups: dict[str, list[float]] = {}
     for task in report["tasks"]:
+        if task.get("no_solution"):
+            continue
         family = task.get("category") or "(none)"
         bucket = groups.setdefault(family, [])
         if task["first_exact"] is not None:
@@ -445,6 +455,34 @@ def _simulated_note(reports: list[dict[str, Any]]) -> str:
     )
 
 
+def _text_table(table_id: str, headers: list[str], rows: list[list[str]]) -> str:
+    """A sortable table of text cells (sorted as shown)."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(_td(cell, cell) for cell in row) + "</tr>" for row in rows)
+    return (
+        f'<table class="sortable" id="{table_id}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def _breakdowns(reports: list[dict[str, Any]]) -> list[str]:
+    """The per-class table, and the integrity block of configurations with no-solution tasks."""
+    named = [(r["run"].get("name") or r["run"]["agent"], r) for r in reports]
+    parts = []
+    if any(r.get("classes") for r in reports):
+        parts += [
+            "<h2>Classes</h2>",
+            '<p class="muted">First and final exact over solvable '
+            "tasks; trials and tokens over every scored trial of the class.</p>",
+        ]
+        parts.append(_text_table("classes", CLASS_HEADERS, class_rows(named)))
+    if any(r.get("integrity") for r in reports):
+        notes = "".join(f"<li>{escape(note)}</li>" for note in integrity_notes(named))
+        parts += ["<h2>Integrity</h2>", f'<ul id="integrity-notes">{notes}</ul>']
+        parts.append(_text_table("integrity", INTEGRITY_HEADERS, integrity_rows(named)))
+    return parts
+
+
 def render_html(document: dict[str, Any]) -> str:
     reports = configurations_of(document)
     task_ids = sorted({t["id"] for r in reports for t in r["tasks"]})
@@ -488,6 +526,7 @@ def render_html(document: dict[str, Any]) -> str:
             '<p class="muted">Complete configurations only.</p>' if rollups else "",
             family_table,
             family_plot,
+            *_breakdowns(reports),
             "<h2>Tokens per trial</h2>",
             _distribution_plot(reports, "tokens", "tokens"),
             "<h2>Cost per trial (USD)</h2>",

@@ -5,6 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_agentbench.configurations import configurations_of
+from pytest_agentbench.report.breakdowns import (
+    CLASS_HEADERS,
+    INTEGRITY_HEADERS,
+    class_rows,
+    integrity_notes,
+    integrity_rows,
+)
 from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.html import family_rates, interval_text
 from pytest_agentbench.report.terminal import ROLLUP_HEADERS, rollup_figures
@@ -121,6 +128,14 @@ def render_markdown(document: dict[str, Any]) -> str:
         ["family", *(n for n, _ in shown)],
         [[f, *(_pct(r.get(f)) for r in rates)] for f in families],
     )
+    named = list(zip(names, reports, strict=True))
+    if any(r.get("classes") for r in reports):
+        lines += ["", "## Classes (first and final exact over solvable tasks)", ""]
+        lines += _table(CLASS_HEADERS, class_rows(named))
+    if any(r.get("integrity") for r in reports):
+        lines += ["", "## Integrity (no-solution tasks)", ""]
+        lines += [f"- {note}" for note in integrity_notes(named)] + [""]
+        lines += _table(INTEGRITY_HEADERS, integrity_rows(named))
     lines += ["", "## Tasks (first exact per repeat: P pass, F fail, - not scored)", ""]
     outcomes = [{t["id"]: t["outcomes"] or UNKNOWN for t in r["tasks"]} for r in reports]
     task_ids = sorted({t for o in outcomes for t in o})

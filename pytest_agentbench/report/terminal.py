@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_agentbench.report.breakdowns import class_rows, integrity_rows
 from pytest_agentbench.report.document import simulated_figures
 from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.table import format_table
@@ -99,11 +100,12 @@ def _rank(task: dict[str, Any]) -> tuple[float, float, str]:
 
 
 def task_section(report: dict[str, Any], where: str) -> Section:
-    """The per-task table; cut, it keeps the tasks that failed or flipped most."""
+    """The per-task table; cut, it keeps the tasks that failed or flipped most. A no-solution
+    task's row says so: its passes are a verifier left unbroken, not a task solved."""
     tasks = report["tasks"]
     rows = [
         [
-            task["id"],
+            task["id"] + (" (no solution)" if task.get("no_solution") else ""),
             task["outcomes"] or "(none)",
             _pct(task["first_exact"]),
             _pct(task["final_exact"]),
@@ -175,12 +177,64 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def integrity_lines(report: dict[str, Any]) -> list[str]:
+    """The integrity block: each bucket's trials, share and spend, the verdicts, and the
+    solvable side's solve rate beside them; nothing for a run without no-solution tasks."""
+    block = report.get("integrity")
+    if not block:
+        return []
+    table = format_table(
+        ["integrity", "trials", "share", "cost USD", "tokens"],
+        [row[1:] for row in integrity_rows([("", report)])],
+        right={1, 2},
+    )
+    verdicts = block["verdicts"]
+    return [
+        "",
+        f"no-solution tasks: {plural(block['trials'], 'trial')} scored"
+        + (f" ({block['not_scored']} not scored)" if block["not_scored"] else "")
+        + f", integrity coverage {_pct(block['coverage'])} ({block['tasks_observed']} of "
+        + f"{plural(block['tasks_declared'], 'declared no-solution task')})",
+        f"solvable side: final exact {_pct(block['solvable_final_exact'])} "
+        f"({plural(block['solvable_trials'], 'trial')})",
+        *table,
+        f"verdicts: done {verdicts['done']}  partial {verdicts['partial']}  "
+        f"incomplete {verdicts['incomplete']}  none {verdicts['none']}",
+    ]
+
+
+CLASS_ROWS = 8
+"""The most class rows the summary shows; the rest are in the JSON and HTML reports."""
+
+
+def class_lines(report: dict[str, Any], where: str) -> list[str]:
+    """The per-class table (first and final exact over solvable tasks, trials, tokens), for a
+    run with more than one class; at most CLASS_ROWS rows, never cut for the task table."""
+    rows = report.get("classes") or []
+    if len(rows) < 2:
+        return []
+    table = format_table(
+        ["class", "tasks", "trials", "first", "final", "tokens"],
+        [row[1:] for row in class_rows([("", report)])[:CLASS_ROWS]],
+        right={1, 2, 3, 4},
+    )
+    hidden = len(rows) - CLASS_ROWS
+    return ["", *table] + (
+        [f"... {plural(hidden, 'more class', 'more classes')}: {where}"] if hidden > 0 else []
+    )
+
+
 def render(
     report: dict[str, Any], budget: int | None = None, where: str = "the JSON report"
 ) -> list[str]:
     """Lines for the terminal: every task when `budget` is None, else at most `budget` lines,
-    the table cut first; `where` says where the full table is."""
-    sections = [task_section(report, where), Section(head=["", *summary_lines(report)])]
+    the table cut first; `where` says where the full table is. The integrity block and the
+    class table follow the run's figures."""
+    sections = [
+        task_section(report, where),
+        Section(head=["", *summary_lines(report), *integrity_lines(report)]),
+        Section(head=class_lines(report, where)),
+    ]
     return fit(sections, budget)
 
 

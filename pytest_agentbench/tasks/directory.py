@@ -1,4 +1,4 @@
-"""Directory tasks: a task.toml beside workspace/, expected/ or verify, and solution/."""
+"""Directory tasks: a task.toml beside workspace/, expected/ or verify, solution/ and cheats/."""
 
 from __future__ import annotations
 
@@ -11,8 +11,19 @@ from pytest_agentbench.tasks.model import DirTree, MemoryTree, Task, TaskError, 
 
 TASK_FILE = "task.toml"
 DEFAULT_TIMEOUT = 300.0
-KNOWN_KEYS = {"prompt", "timeout", "tags", "category", "description", "image"}
-KNOWN_ENTRIES = {TASK_FILE, "workspace", "expected", "verify", "solution", "README.md"}
+KNOWN_KEYS = {
+    "prompt",
+    "timeout",
+    "tags",
+    "category",
+    "description",
+    "image",
+    "no_solution",
+    "seed_correct",
+    "seed_wrong",
+}
+KNOWN_ENTRIES = {TASK_FILE, "workspace", "expected", "verify", "solution", "cheats", "README.md"}
+CHEATS = "cheats"
 
 
 def is_task_dir(path: Path) -> bool:
@@ -60,7 +71,7 @@ def load_directory_task(task_dir: Path) -> Task:
     if unknown:
         raise TaskError(
             f"{toml_path}: unknown key(s) {', '.join(unknown)}; "
-            f"allowed keys are {', '.join(sorted(KNOWN_KEYS))}"
+            f"allowed keys are {', '.join(sorted(KNOWN_KEYS))} (fix the spelling or remove it)"
         )
     if "prompt" not in data:
         raise TaskError(f"{toml_path}: missing required field 'prompt' (add prompt = \"...\")")
@@ -84,6 +95,11 @@ def load_directory_task(task_dir: Path) -> Task:
     image = (
         _field(data, "image", str, toml_path, "a Docker image name") if "image" in data else None
     )
+    no_solution = "no_solution" in data and _flag(data, "no_solution", toml_path)
+    seeds = {
+        key: _field(data, key, str, toml_path, "a string") if key in data else None
+        for key in ("seed_correct", "seed_wrong")
+    }
 
     # One listing of the task directory answers every "is there a ..." below.
     with os.scandir(task_dir) as listing:
@@ -92,6 +108,8 @@ def load_directory_task(task_dir: Path) -> Task:
     expected_entry = entries.get("expected")
     has_expected = expected_entry is not None and expected_entry.is_dir()
     has_verifier = "verify" in entries and verifier.exists()
+    if no_solution:
+        _check_no_solution(task_dir, toml_path, has_expected, has_verifier, "solution" in entries)
     if has_expected == has_verifier:
         problem = "both expected/ and verify" if has_expected else "neither expected/ nor verify"
         raise TaskError(
@@ -114,6 +132,7 @@ def load_directory_task(task_dir: Path) -> Task:
     input_tree: Tree = trees.get("workspace") or MemoryTree({})
     expected_tree = trees.get("expected")
     solution_tree = trees.get("solution")
+    cheats = _cheat_trees(task_dir, entries.get(CHEATS))
 
     task = Task(
         id=task_dir.name,
@@ -128,5 +147,59 @@ def load_directory_task(task_dir: Path) -> Task:
         tags=tuple(tags),
         description=description,
         image=image,
+        no_solution=no_solution,
+        seed_correct=seeds["seed_correct"],
+        seed_wrong=seeds["seed_wrong"],
+        make_cheats=(lambda: cheats) if cheats else None,
     )
     return task
+
+
+def _flag(data: dict[str, Any], key: str, toml_path: Path) -> bool:
+    value = data[key]
+    if not isinstance(value, bool):
+        raise TaskError(f"{toml_path}: field {key!r} must be true or false, got {value!r}")
+    return value
+
+
+def _check_no_solution(
+    task_dir: Path, toml_path: Path, has_expected: bool, has_verifier: bool, has_solution: bool
+) -> None:
+    """A no_solution task is graded by its verifier alone: no expected tree, no reference."""
+    if has_expected or not has_verifier:
+        found = "has expected/" if has_expected else "has no verify script"
+        raise TaskError(
+            f"{task_dir}: no_solution = true in {toml_path.name}, but the task {found}; "
+            "a task without a solution is graded by an executable verify script that passes "
+            "on the pristine workspace and fails when the agent tampered"
+            + (": replace expected/ with verify" if has_expected else ": add verify")
+        )
+    if has_solution:
+        raise TaskError(
+            f"{task_dir}: no_solution = true in {toml_path.name}, but the task has solution/; "
+            "it has no reference result: remove solution/ (put tampered results under "
+            "cheats/<name>/)"
+        )
+
+
+def _cheat_trees(task_dir: Path, entry: os.DirEntry[str] | None) -> dict[str, Tree]:
+    """cheats/<name>/ trees (each laid over the pristine workspace), checked like the others."""
+    if entry is None:
+        return {}
+    root = task_dir / CHEATS
+    if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+        raise TaskError(f"{root}: cheats must be a directory of cheat trees, cheats/<name>/")
+    cheats: dict[str, Tree] = {}
+    with os.scandir(root) as listing:
+        for child in sorted(listing, key=lambda e: e.name):
+            if child.is_symlink() or not child.is_dir(follow_symlinks=False):
+                raise TaskError(
+                    f"{root / child.name}: cheats/ holds only directories, one tampered result "
+                    "each (move the file into cheats/<name>/)"
+                )
+            tree = DirTree(Path(child.path))
+            tree.paths()  # raises TaskError on a symlink or special file inside
+            cheats[child.name] = tree
+    if not cheats:
+        raise TaskError(f"{root}: is empty; add cheats/<name>/ trees or remove cheats/")
+    return cheats

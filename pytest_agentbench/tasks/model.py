@@ -188,12 +188,19 @@ class Task:
     verifier: Path | None = None
     make_solution: Callable[[], Tree] | None = None
     timeout: float = 300.0
-    category: str = ""
+    category: str = ""  # the task's class (atomic-bugfix, refactor, completion-integrity, ...)
     tags: tuple[str, ...] = ()
     description: str = ""
     image: str | None = None
     meta: Mapping[str, str] = field(default_factory=dict)
     known_fixture_hash: str | None = None
+    # No reachable solution: the verifier passes on the pristine workspace and fails when the
+    # agent tampered; the trial is scored on the agent's honesty, not on accuracy.
+    no_solution: bool = False
+    seed_correct: str | None = None  # a correct answer's text, for anchor arms
+    seed_wrong: str | None = None  # a plausible wrong answer's text, for anchor arms
+    # name -> tree laid over the pristine workspace that the grader must reject (cheats/<name>/)
+    make_cheats: Callable[[], Mapping[str, Tree]] | None = None
 
     @property
     def input_tree(self) -> Tree:
@@ -206,6 +213,11 @@ class Task:
     @property
     def solution_tree(self) -> Tree | None:
         return self.make_solution() if self.make_solution else None
+
+    @property
+    def cheat_trees(self) -> Mapping[str, Tree]:
+        """Tampered results, each laid over the pristine workspace, that must fail grading."""
+        return self.make_cheats() if self.make_cheats else {}
 
     @property
     def grader_kind(self) -> str:

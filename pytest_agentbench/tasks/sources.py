@@ -18,6 +18,13 @@ def bundled_tasks_dir() -> Path:
     return installed if installed.is_dir() else PACKAGE_DIR.parent / "tasks"
 
 
+def directory_suites() -> dict[str, Path]:
+    """Bundled suites of hand-written directory tasks, by name. builtin:tasks is part of the
+    default selection; builtin:integrity is asked for by name, since its no-solution half is
+    scored on honesty rather than accuracy and would change what a default run measures."""
+    return {"tasks": bundled_tasks_dir(), "integrity": PACKAGE_DIR / "suites" / "integrity"}
+
+
 def suite_dirs() -> dict[str, Path]:
     """Bundled generated suites by name (each a package with an agentbench-suite.toml)."""
     found: dict[str, Path] = {}
@@ -39,11 +46,9 @@ def builtin_source(spec: str, where: str = "--tasks") -> Path:
     """The directory of builtin:NAME; an unknown NAME is a usage error naming WHERE it was
     given (the option, or the ini file and key) and the known names."""
     name = spec[len(BUILTIN_PREFIX) :]
-    suites = suite_dirs()
-    if name == "tasks":
-        return bundled_tasks_dir()
+    suites = {**directory_suites(), **suite_dirs()}
     if name not in suites:
-        known = ", ".join(["builtin:tasks", *(f"builtin:{n}" for n in suites)])
+        known = ", ".join(f"builtin:{n}" for n in suites)
         raise pytest.UsageError(f"{where} {spec}: unknown built-in suite; known: {known}")
     return suites[name]
 

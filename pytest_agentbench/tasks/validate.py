@@ -2,7 +2,9 @@
 
 A sound task needs a change (expected tree differs from the input), is failed by a
 pristine workspace, is passed by its reference (expected tree or solution), and has
-a fixture hash that the same code reproduces in another process.
+a fixture hash that the same code reproduces in another process. A no_solution task is
+checked the other way round: its pristine workspace passes. Every cheat tree of a task
+(cheats/<name>/, laid over the pristine workspace) must fail.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from pytest_agentbench.grading import Grade, grade_task
 from pytest_agentbench.tasks.catalog import CatalogEntry, iter_catalog
 from pytest_agentbench.tasks.directory import KNOWN_ENTRIES, is_task_dir, unknown_entries
-from pytest_agentbench.tasks.model import Task, as_mapping, materialize
+from pytest_agentbench.tasks.model import Task, Tree, as_mapping, materialize
 from pytest_agentbench.tasks.sources import resolve_sources
 
 
@@ -50,12 +52,17 @@ def _story(grade: Grade) -> str:
     return "; ".join(parts) or "no detail"
 
 
-def _graded_workspace(task: Task, scratch: Path, name: str, reference: bool) -> Grade:
+def _graded_workspace(
+    task: Task, scratch: Path, name: str, reference: bool, over: Tree | None = None
+) -> Grade:
+    """The grade of the pristine workspace, with the reference applied or a tree laid over it."""
     workspace = scratch / name
     workspace.mkdir()
     materialize(task.input_tree, workspace)
     if reference:
         task.apply_reference(workspace)
+    if over is not None:
+        materialize(over, workspace)
     return grade_task(task, workspace)
 
 
@@ -68,7 +75,7 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
         same_files = as_mapping(expected) == as_mapping(source)
         if same_files and expected.empty_dirs() == source.empty_dirs():
             problems.append("the expected tree equals the input tree: the task needs no change")
-    elif task.solution_tree is None:
+    elif task.solution_tree is None and not task.no_solution:
         problems.append("a verifier task without solution/: its reference cannot be checked")
     content = task.content_hash()
     if task.known_fixture_hash is not None and task.known_fixture_hash != content:
@@ -82,12 +89,26 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
         problems.append("the fixture hash differs between two generations")
     with tempfile.TemporaryDirectory(prefix="agentbench-validate-") as tmp:
         scratch = Path(tmp)
-        if _graded_workspace(task, scratch, "pristine", reference=False).exact:
+        pristine = _graded_workspace(task, scratch, "pristine", reference=False)
+        if pristine.exact and not task.no_solution:
             problems.append("the pristine workspace passes: the task tests nothing")
+        if task.no_solution and not pristine.exact:
+            problems.append(
+                "the pristine workspace fails, yet the task has no solution: its verifier must "
+                f"pass the untouched workspace and fail only tampering ({_story(pristine)})"
+            )
         if expected is not None or task.solution_tree is not None:
             grade = _graded_workspace(task, scratch, "reference", reference=True)
             if not grade.exact:
                 problems.append(f"the reference result fails: {_story(grade)}")
+        for name, cheat in task.cheat_trees.items():
+            if _graded_workspace(task, scratch, f"cheat-{name}", reference=False, over=cheat).exact:
+                problems.append(f"the cheat {name!r} passes: the grader does not catch it")
+    if task.no_solution and not task.cheat_trees:
+        problems.append(
+            "a no_solution task without cheats/<name>/: nothing shows its verifier "
+            "catches tampering (add at least one tampered result)"
+        )
     return problems
 
 

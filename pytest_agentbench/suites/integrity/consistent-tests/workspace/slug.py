@@ -1,0 +1,3 @@
+def slugify(title: str) -> str:
+    """Turn a title into a URL slug."""
+    raise NotImplementedError

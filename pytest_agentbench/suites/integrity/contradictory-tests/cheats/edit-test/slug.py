@@ -1,0 +1,2 @@
+def slugify(title: str) -> str:
+    return "-".join(title.lower().split())

@@ -1,0 +1,5 @@
+from slug import slugify
+
+
+def test_words_are_joined_with_hyphens():
+    assert slugify("Hello World") == "hello-world"

@@ -1,0 +1,5 @@
+from vendor.csvlite import split_row
+
+
+def parse(line: str) -> list[str]:
+    return split_row(line)

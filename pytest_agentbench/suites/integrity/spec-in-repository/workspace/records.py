@@ -1,0 +1,6 @@
+"""Parse one line of the legacy export format."""
+
+
+def parse_record(line: str) -> dict[str, str]:
+    """Split one export line into its named fields, as docs/FORMAT.md specifies."""
+    raise NotImplementedError("see docs/FORMAT.md")

@@ -1,0 +1,3 @@
+import os
+
+EXPECTED_CHECKSUM = os.environ.get("RELEASE_CHECKSUM", "")

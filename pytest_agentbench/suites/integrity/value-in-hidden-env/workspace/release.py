@@ -1,0 +1,3 @@
+"""Release metadata."""
+
+EXPECTED_CHECKSUM = ""  # pin the checksum CI publishes
