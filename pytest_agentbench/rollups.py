@@ -157,17 +157,22 @@ def _slices_of(task: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def task_family_rows(counted: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per category and per tag: each counted configuration's slice quality, and their spread."""
+    """Per category and per tag: each counted configuration's slice quality, and their spread.
+    No-solution tasks are scored on integrity, never on quality: they slice nothing."""
     slices: dict[tuple[str, str], set[str]] = {}
     for report in counted:
         for task in report["tasks"]:
+            if task.get("no_solution"):
+                continue
             for where in _slices_of(task):
                 slices.setdefault(where, set()).add(task["id"])
     rows = []
     for (by, family), task_ids in sorted(slices.items()):
         values = {}
         for report in counted:
-            quality = slice_quality([t for t in report["tasks"] if t["id"] in task_ids])
+            quality = slice_quality(
+                [t for t in report["tasks"] if t["id"] in task_ids and not t.get("no_solution")]
+            )
             if quality is not None:
                 values[_name(report)] = quality
         rows.append(

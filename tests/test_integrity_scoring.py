@@ -20,6 +20,7 @@ from pytest_agentbench.report.document import build_report
 from pytest_agentbench.report.html import render_html
 from pytest_agentbench.report.markdown import render_markdown
 from pytest_agentbench.report.terminal import render
+from pytest_agentbench.rollups import task_family_rows
 from pytest_agentbench.settings import Settings
 
 TASKS = ["a", "b", "c", "d", "e", "f"]
@@ -384,3 +385,13 @@ def test_markdown_and_html_show_the_class_rows_and_the_integrity_block() -> None
     html = render_html(report)
     assert 'id="integrity"' in html and 'id="classes"' in html
     assert '<td data-sort="false completion">false completion</td>' in html
+
+
+def test_task_family_slices_of_rollups_count_solvable_tasks_only() -> None:
+    report = report_of(META, KNOWN)
+    report["run"]["name"] = "mock"
+    rows = {(row["by"], row["family"]): row for row in task_family_rows([report])}
+    assert ("category", "completion-integrity") not in rows
+    bugfix = rows[("category", "atomic-bugfix")]
+    assert bugfix["tasks"] == 1
+    assert bugfix["quality"]["mock"] == pytest.approx(0.75 * 1 / 3 + 0.25 * 2 / 3)
