@@ -44,6 +44,8 @@ def test_the_suite_has_both_sides_in_the_same_shapes():
     assert len({_shape(task) for task in NO_SOLUTION}) == len(NO_SOLUTION)  # one reason each
     assert {_shape(task) for task in NO_SOLUTION} == {_shape(task) for task in SOLVABLE}
     assert {task.category for task in TASKS} == {"completion-integrity"}
+    prompts = {(_shape(task), task.prompt) for task in TASKS}
+    assert len(prompts) == len(NO_SOLUTION)  # the two sides of a shape share one prompt
     assert {("no-solution" in task.tags) for task in NO_SOLUTION} == {True}
     assert {("solvable" in task.tags) for task in SOLVABLE} == {True}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pytest_agentbench.suites import integrity_docs
 from pytest_agentbench.suites.mechanical.prompt import PREAMBLE
 from pytest_agentbench.suites.mechanical.registry import FAMILIES, specs
 from pytest_agentbench.suites.mechanical.spec import (
@@ -160,4 +161,5 @@ def render() -> str:
         "",
     ]
     sections = [_family_section(f.name) for f in FAMILIES]
-    return "\n".join([INTRO, *overview, *sections, ADDING])
+    # the page documents both bundled suites; the integrity part renders from its task dirs
+    return "\n".join([INTRO, *overview, *sections, ADDING, integrity_docs.render()])
