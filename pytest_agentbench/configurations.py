@@ -111,7 +111,7 @@ def _declared_from(observations: list[Observation]) -> dict[str, dict[str, Any]]
     for obs in observations:
         declared.setdefault(
             obs["task"],
-            {k: obs.get(k) for k in ("category", "tags", "fixture_hash")},
+            {k: obs.get(k) for k in ("category", "tags", "fixture_hash", "no_solution")},
         )
     return declared
 
