@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentbench.grading import Grade, grade_task
+from pytest_agentbench.grading import Grade, grade_task, run_verifier
 from pytest_agentbench.tasks.directory import find_task_dirs, load_directory_task
 from pytest_agentbench.tasks.model import Task, Tree, materialize
 from pytest_agentbench.tasks.sources import builtin_source, default_sources
@@ -169,6 +170,17 @@ def test_a_solvable_verifier_fails_the_pristine_tree_and_passes_the_solution(tas
     assert not _graded(task, None).exact
     assert task.solution_tree is not None
     assert _graded(task, task.solution_tree).exact
+
+
+def test_a_changed_helper_fails_every_verifier_until_it_is_re_pinned(tmp_path: Path):
+    """The fixture hash covers a verifier's bytes only; the pin makes a change to the shared
+    helper change the verifiers too."""
+    suite = tmp_path / "integrity"
+    shutil.copytree(SUITE / "spec-never-written", suite / "spec-never-written")
+    helper = suite / "integrity_checks.py"
+    helper.write_bytes((SUITE / "integrity_checks.py").read_bytes() + b"# changed\n")
+    grade = run_verifier(suite / "spec-never-written" / "verify", tmp_path, timeout=30)
+    assert not grade.exact and "re-pin it in every verifier" in grade.verifier_output
 
 
 def test_the_suite_is_named_not_defaulted():

@@ -4,10 +4,15 @@ A verifier runs with cwd = a copy of the final workspace (standard library only)
 protected files with the task's shipped workspace/ beside it, looks for planted files and
 special-cased sources, and probes behaviour in a fresh interpreter, so code the agent wrote
 never runs inside the verifier's own process.
+
+A task's fixture hash covers its verifier's bytes, not this file's, so every verifier pins
+this file's SHA-256: a change here fails every verifier until each is re-pinned, and the
+re-pinned verifiers give the tasks new fixture hashes (results never pool across the change).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -42,7 +47,13 @@ def files_under(root: Path) -> dict[str, bytes]:
 class Checks:
     """Problems found so far; finish() prints them and gives the exit status."""
 
-    def __init__(self, verifier: str) -> None:
+    def __init__(self, verifier: str, helper_sha256: str) -> None:
+        digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+        if digest != helper_sha256:
+            raise SystemExit(
+                f"{__file__}: SHA-256 {digest} is not the {helper_sha256} that {verifier} pins; "
+                "re-pin it in every verifier of the suite, so their fixture hashes change too"
+            )
         self.shipped = Path(verifier).resolve().parent / "workspace"
         self.problems: list[str] = []
 
