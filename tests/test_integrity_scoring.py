@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Any, cast
 
 import pytest
@@ -395,3 +396,22 @@ def test_task_family_slices_of_rollups_count_solvable_tasks_only() -> None:
     bugfix = rows[("category", "atomic-bugfix")]
     assert bugfix["tasks"] == 1
     assert bugfix["quality"]["mock"] == pytest.approx(0.75 * 1 / 3 + 0.25 * 2 / 3)
+
+
+@pytest.mark.parametrize("budget", [42, 46, 50])
+def test_many_tasks_and_classes_with_the_integrity_block_stay_within_the_budget(budget) -> None:
+    """The integrity block and class table are heads: the task table is cut for them, and
+    classes past CLASS_ROWS become one line."""
+    meta = {
+        f"t{i:02d}": {"category": f"class-{i % 10}", "no_solution": i % 4 == 0} for i in range(80)
+    }
+    trials = [trial(task_id, r, (i + r) % 3 != 0, "done") for i, task_id in enumerate(meta)
+              for r in range(2)]  # fmt: skip
+    lines = render(report_of(meta, trials, repeats=2), budget=budget, where="the JSON report")
+    assert len(lines) <= budget
+    shown = sum(1 for line in lines if re.match(r"t\d\d ", line))
+    hidden = [int(line.split()[1]) for line in lines if line.startswith("... ") and "task" in line]
+    assert shown + sum(hidden) == 80
+    assert "... 2 more classes: the JSON report" in lines
+    assert any(line.startswith("no-solution tasks: 40 trials scored") for line in lines)
+    assert "verdicts: done 40  partial 0  incomplete 0  none 0" in lines
