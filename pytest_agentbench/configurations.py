@@ -267,11 +267,14 @@ def _name_uniquely(configurations: list[Configuration]) -> None:
 
 
 def _combined(reports: list[dict[str, Any]], suite: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Per task the mean over configurations (equal weight), then the mean over tasks."""
+    """Per task the mean over configurations (equal weight), then the mean over tasks; the
+    solvable tasks only (no-solution ones are scored on integrity)."""
     tasks: list[dict[str, Any]] = []
     conflicts = []
     indexed = [{t["id"]: t for t in report["tasks"]} for report in reports]
-    for task_id in sorted(suite):
+    unsolvable = {t for by_id in indexed for t, row in by_id.items() if row.get("no_solution")}
+    solvable = sorted(t for t, meta in suite.items() if not meta.get("no_solution"))
+    for task_id in (t for t in solvable if t not in unsolvable):
         hashes = set()
         rates: dict[str, list[float]] = {"first_exact": [], "final_exact": []}
         for by_id in indexed:
@@ -297,7 +300,7 @@ def _combined(reports: list[dict[str, Any]], suite: dict[str, dict[str, Any]]) -
 
     first, final = mean("first_exact"), mean("final_exact")
     return {
-        "tasks_declared": len(suite),
+        "tasks_declared": sum(1 for t in solvable if t not in unsolvable),
         "tasks_scored": len(tasks),
         "first_exact": first,
         "final_exact": final,

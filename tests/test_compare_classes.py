@@ -10,7 +10,8 @@ from test_compare import configuration
 
 from pytest_agentbench.commands.compare import render
 from pytest_agentbench.compare import compare
-from pytest_agentbench.configurations import Configuration
+from pytest_agentbench.configurations import Configuration, build_document
+from pytest_agentbench.settings import Settings
 
 
 def with_classes(config: Configuration, classes: dict[str, str], unsolvable: set[str]) -> None:
@@ -73,3 +74,17 @@ def test_the_compare_text_prints_the_class_breakdown() -> None:
         "bugfix": ["2", "6/6", "+0.333", "+0.333", "1.000x"],
         "refactor": ["1", "3/3", "-0.333", "-0.667", "1.000x"],
     }
+
+
+def test_the_combined_figures_of_several_configurations_leave_no_solution_tasks_out() -> None:
+    base, cand = pair()
+    cand.settings = Settings(agent="mock", repeats=3, model="other")
+    cand.identity = {**cand.identity, "model": "other"}
+    document = build_document([base, cand])
+    combined = document["combined"]
+    assert [t["id"] for t in combined["tasks"]] == ["a", "b", "c"]
+    assert combined["tasks_declared"] == 3
+    firsts = [(2 / 3 + 1) / 2, (0 + 1 / 3) / 2, (1 / 3 + 0) / 2]
+    assert combined["first_exact"] == pytest.approx(sum(firsts) / 3)
+    for report in document["configurations"]:
+        assert report["integrity"]["tasks_declared"] == 1
