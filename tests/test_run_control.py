@@ -12,20 +12,19 @@ import time
 from pathlib import Path
 
 import pytest
-from tiny_tasks import SLOW_CONFTEST, make_tasks
+from tiny_tasks import TINY_RUN, slow_suite
 
 from pytest_agentbench.keep import FILE_LIMIT, OMITTED_FILE
 from pytest_agentbench.report.csvfile import COLUMNS, render_csv
 from pytest_agentbench.store import read_observations
 
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-BASE = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", "--tasks=tiny-tasks", "--repeats=2"]
+BASE = TINY_RUN
 
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester) -> Path:
-    pytester.makeconftest(SLOW_CONFTEST)
-    return make_tasks(pytester.path, 12)
+    return slow_suite(pytester)
 
 
 def observations(run: Path) -> list[dict]:

@@ -14,19 +14,18 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tiny_tasks import SLOW_CONFTEST, make_tasks
+from tiny_tasks import TINY_RUN, slow_suite
 
 from pytest_agentbench.artifacts import SECRET_PATTERNS, scrub
 from pytest_agentbench.store import read_observations
 
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-BASE = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", "--tasks=tiny-tasks", "--repeats=2"]
+BASE = TINY_RUN
 
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester) -> Path:
-    pytester.makeconftest(SLOW_CONFTEST)
-    return make_tasks(pytester.path, 12)
+    return slow_suite(pytester)
 
 
 def report_of(path: Path) -> dict:

@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+# A serial mock run of the tiny tasks, twice each, in pytester's directory.
+TINY_RUN = [
+    "-p",
+    "no:randomly",
+    "--agent=mock",
+    "--sandbox=tmp",
+    "--tasks=tiny-tasks",
+    "--repeats=2",
+]
 
 SLOW_CONFTEST = """
 import os
@@ -39,3 +50,9 @@ def make_tasks(root: Path, count: int = 12) -> Path:
         (task / "workspace" / "notes.txt").write_text(body)
         (task / "expected" / "notes.txt").write_text(body.replace("draft", "final"))
     return tasks
+
+
+def slow_suite(pytester: Any) -> Path:
+    """Twelve tiny tasks whose trials take a moment (SLOW_CONFTEST), in pytester's directory."""
+    pytester.makeconftest(SLOW_CONFTEST)
+    return make_tasks(pytester.path, 12)
