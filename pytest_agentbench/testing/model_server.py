@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -636,7 +637,13 @@ class ScriptedModelServer:
     (http://127.0.0.1:PORT); OpenAI-style clients want `openai_base_url` (with /v1).
     """
 
-    def __init__(self, script: Script | Mapping[str, Any] | Path | str, port: int = 0) -> None:
+    def __init__(
+        self,
+        script: Script | Mapping[str, Any] | Path | str,
+        port: int = 0,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        """tls: a server-side context to speak HTTPS, as real providers do."""
         self.script = script if isinstance(script, Script) else load_script(script)
         self.player = ScriptPlayer(self.script)
         self.requests: list[RequestRecord] = []
@@ -645,6 +652,10 @@ class ScriptedModelServer:
         self._last_activity = time.monotonic()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(self))
         self._httpd.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+            self.scheme = "https"
         self._threads: list[threading.Thread] = []
 
     @property
@@ -653,7 +664,7 @@ class ScriptedModelServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     @property
     def openai_base_url(self) -> str:

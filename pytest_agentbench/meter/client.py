@@ -1,0 +1,71 @@
+"""The harness side of the meter: start the proxy process, open and read trials."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+
+class MeterError(RuntimeError):
+    """The metering proxy did not start or answer."""
+
+
+class MeterProcess:
+    """One proxy process per pytest process; it exits when this process lets go of its stdin
+    (stop(), or this process dying) or after max_seconds."""
+
+    def __init__(self, log: Path | None = None, max_seconds: float = 24 * 3600.0) -> None:
+        argv = [sys.executable, "-m", "pytest_agentbench.meter", "--max-seconds", str(max_seconds)]
+        if log is not None:
+            argv += ["--log", str(log)]
+        self._proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline().strip()
+        if not line.isdigit():
+            self._proc.kill()
+            _out, err = self._proc.communicate(timeout=10)
+            raise MeterError(f"the metering proxy did not start: {err.decode(errors='replace')}")
+        self.port = int(line)
+        self.root = f"http://127.0.0.1:{self.port}"
+
+    def _call(self, method: str, path: str, payload: Any = None) -> Any:
+        data = json.dumps(payload).encode() if payload is not None else None
+        request = urllib.request.Request(self.root + path, data=data, method=method)
+        request.add_header("content-type", "application/json")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def open_trial(self, upstream: str, faults: str = "") -> tuple[str, str]:
+        """Open a trial forwarding to upstream; returns (token, the base URL to hand the CLI)."""
+        token = secrets.token_urlsafe(12)
+        self._call("PUT", f"/_trial/{token}", {"upstream": upstream, "faults": faults})
+        return token, f"{self.root}/t/{token}"
+
+    def counters(self, token: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("GET", f"/_trial/{token}")
+        return result
+
+    def close_trial(self, token: str) -> dict[str, Any]:
+        """The trial's final counters; its prefix answers 404 from now on."""
+        result: dict[str, Any] = self._call("DELETE", f"/_trial/{token}")
+        return result
+
+    def stop(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        if self._proc.poll() is None:
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -1,0 +1,290 @@
+"""The metering proxy: forwards each trial's model requests to its upstream and counts them.
+
+Routes (127.0.0.1 only):
+  PUT    /_trial/TOKEN   {"upstream": URL, "faults": SPEC}  opens a trial
+  GET    /_trial/TOKEN   the trial's counters (JSON)
+  DELETE /_trial/TOKEN   the counters, and the trial closes
+  *      /t/TOKEN/TAIL   forwarded to UPSTREAM/TAIL; an unknown TOKEN answers 404
+
+Responses are passed through as they arrive: a non-streamed body byte for byte, a stream
+chunk by chunk. The one change: a Chat Completions stream that did not ask for usage is asked
+for it, and the usage-only chunk it then gets is kept from the client. Headers (credentials
+among them) are forwarded and never stored; bodies are kept only with a log file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+
+from pytest_agentbench.meter.counting import (
+    CHAT,
+    EventSplitter,
+    StreamCounter,
+    WireUsage,
+    body_usage,
+    event_data,
+    protocol_of,
+    total,
+)
+from pytest_agentbench.meter.faults import DROP, HANG, FaultSchedule, parse_faults
+
+# Hop-by-hop headers (RFC 9110 7.6.1) and those the proxy recomputes.
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "accept-encoding",
+        "content-encoding",
+    }
+)
+HANG_SECONDS = 3600.0
+
+
+@dataclass
+class RequestRecord:
+    """One request of a trial as the meter saw it (no bodies, no headers)."""
+
+    index: int
+    path: str
+    protocol: str | None
+    has_tools: bool | None
+    status: int | None  # None: no answer (hang, drop before headers, upstream unreachable)
+    injected: str | None
+    latency_s: float | None  # to the upstream's response headers
+    usage: WireUsage | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "path": self.path,
+            "protocol": self.protocol,
+            "has_tools": self.has_tools,
+            "status": self.status,
+            "injected": self.injected,
+            "latency_s": self.latency_s,
+            "usage": self.usage.to_dict() if self.usage else None,
+        }
+
+
+@dataclass
+class Trial:
+    upstream: str
+    faults: FaultSchedule
+    requests: list[RequestRecord] = field(default_factory=list)
+
+    def counters(self) -> dict[str, Any]:
+        measured = [r for r in self.requests if r.status is not None and 200 <= r.status < 300]
+        statuses: dict[str, int] = {}
+        for r in self.requests:
+            key = str(r.status) if r.status is not None else "none"
+            statuses[key] = statuses.get(key, 0) + 1
+        return {
+            "requests": len(self.requests),
+            "statuses": statuses,
+            "tokens": total([r.usage for r in measured]),
+            "side_tokens": total([r.usage for r in measured if r.has_tools is False]),
+            "faults": [
+                {"index": r.index, "fault": r.injected} for r in self.requests if r.injected
+            ],
+            "log": [r.to_json() for r in self.requests],
+        }
+
+
+def _tools_of(body: bytes) -> tuple[Any, bool | None]:
+    try:
+        data = json.loads(body) if body else None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None, None
+    if not isinstance(data, dict):
+        return data, None
+    return data, bool(data.get("tools"))
+
+
+def _wants_usage_opt_in(protocol: str | None, data: Any) -> bool:
+    if protocol != CHAT or not isinstance(data, dict) or data.get("stream") is not True:
+        return False
+    options = data.get("stream_options")
+    return not (isinstance(options, dict) and options.get("include_usage") is True)
+
+
+class Meter:
+    """The proxy's state: open trials and one upstream client session."""
+
+    def __init__(self, log: Path | None = None) -> None:
+        self.trials: dict[str, Trial] = {}
+        self.log = log
+        self.session: ClientSession | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=1024**3)
+        app.router.add_route("PUT", "/_trial/{token}", self.open_trial)
+        app.router.add_route("GET", "/_trial/{token}", self.read_trial)
+        app.router.add_route("DELETE", "/_trial/{token}", self.close_trial)
+        app.router.add_route("*", "/t/{token}/{tail:.*}", self.forward)
+        app.on_startup.append(self._start_session)
+        app.on_cleanup.append(self._close_session)
+        return app
+
+    async def _start_session(self, _app: web.Application) -> None:
+        # trust_env: SSL_CERT_FILE and the proxy variables apply as in the agent's own client.
+        self.session = ClientSession(
+            connector=TCPConnector(limit=0),
+            timeout=ClientTimeout(total=None, sock_connect=30),
+            auto_decompress=False,
+            trust_env=True,
+        )
+
+    async def _close_session(self, _app: web.Application) -> None:
+        if self.session is not None:
+            await self.session.close()
+
+    async def open_trial(self, request: web.Request) -> web.Response:
+        spec = await request.json()
+        upstream = str(spec.get("upstream") or "")
+        if not upstream.startswith(("http://", "https://")):
+            return web.json_response({"error": f"upstream {upstream!r} is not http(s)"}, status=400)
+        try:
+            faults = parse_faults(str(spec.get("faults") or ""))
+        except ValueError as error:
+            return web.json_response({"error": str(error)}, status=400)
+        self.trials[request.match_info["token"]] = Trial(upstream.rstrip("/"), faults)
+        return web.json_response({"ok": True})
+
+    async def read_trial(self, request: web.Request) -> web.Response:
+        trial = self.trials.get(request.match_info["token"])
+        if trial is None:
+            raise web.HTTPNotFound()
+        return web.json_response(trial.counters())
+
+    async def close_trial(self, request: web.Request) -> web.Response:
+        trial = self.trials.pop(request.match_info["token"], None)
+        if trial is None:
+            raise web.HTTPNotFound()
+        return web.json_response(trial.counters())
+
+    async def forward(self, request: web.Request) -> web.StreamResponse:
+        token = request.match_info["token"]
+        trial = self.trials.get(token)
+        if trial is None:
+            raise web.HTTPNotFound(text="no live trial under this prefix\n")
+        tail = request.match_info["tail"]
+        body = await request.read()
+        data, has_tools = _tools_of(body)
+        protocol = protocol_of("/" + tail)
+        record = RequestRecord(
+            len(trial.requests) + 1, "/" + tail, protocol, has_tools, None, None, None, None
+        )
+        trial.requests.append(record)
+        self._log(token, record, data)
+        fault = trial.faults.fault_for(record.index)
+        if fault is not None:
+            record.injected = fault
+            return await self._inject(request, record, fault)
+        strip_usage = _wants_usage_opt_in(protocol, data)
+        if strip_usage:
+            data["stream_options"] = {**(data.get("stream_options") or {}), "include_usage": True}
+            body = json.dumps(data).encode()
+        url = f"{trial.upstream}/{tail}"
+        if request.query_string:
+            url += "?" + request.query_string
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
+        headers.append(("Accept-Encoding", "identity"))  # counting reads the plain stream
+        assert self.session is not None
+        started = time.perf_counter()
+        try:
+            upstream = await self.session.request(
+                request.method, url, headers=headers, data=body, allow_redirects=False
+            )
+        except Exception as error:  # unreachable upstream: the client sees a gateway error
+            return web.json_response({"error": f"meter: upstream unreachable: {error}"}, status=502)
+        async with upstream:
+            record.latency_s = time.perf_counter() - started
+            record.status = upstream.status
+            return await self._relay(request, upstream, record, strip_usage)
+
+    async def _relay(
+        self, request: web.Request, upstream: Any, record: RequestRecord, strip_usage: bool
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+        for key, value in upstream.headers.items():
+            if key.lower() not in HOP_BY_HOP or key.lower() == "content-encoding":
+                response.headers.add(key, value)
+        streamed = "text/event-stream" in upstream.headers.get("content-type", "")
+        if not streamed and upstream.content_length is not None:
+            response.content_length = upstream.content_length
+        await response.prepare(request)
+        if not streamed:
+            body = await upstream.read()
+            await response.write(body)
+            if record.protocol and 200 <= upstream.status < 300:
+                record.usage = body_usage(record.protocol, body)
+            await response.write_eof()
+            return response
+        counter = StreamCounter(record.protocol) if record.protocol else None
+        splitter = EventSplitter()
+        try:
+            async for chunk in upstream.content.iter_any():
+                out = chunk
+                if counter is not None:
+                    kept = []
+                    for event in splitter.feed(chunk):
+                        usage_only = counter.event(event_data(event))
+                        if not (strip_usage and usage_only):
+                            kept.append(event)
+                    if strip_usage:
+                        out = b"".join(kept)  # the tail of a cut event follows with its end
+                if out:
+                    await response.write(out)
+            if strip_usage:
+                await response.write(splitter.rest())
+        finally:
+            if counter is not None and 200 <= upstream.status < 300:
+                record.usage = counter.usage
+        await response.write_eof()
+        return response
+
+    async def _inject(
+        self, request: web.Request, record: RequestRecord, fault: str
+    ) -> web.StreamResponse:
+        if fault == HANG:
+            await asyncio.sleep(HANG_SECONDS)
+            raise web.HTTPGatewayTimeout()
+        if fault == DROP:
+            response = web.StreamResponse(status=200)
+            response.content_type = "text/event-stream"
+            await response.prepare(request)
+            await response.write(b": meter: injected stream drop\n\n")
+            record.status = 200
+            if request.transport is not None:
+                request.transport.close()
+            return response
+        status = int(fault)
+        record.status = status
+        payload = {
+            "type": "error",
+            "error": {"type": "injected_fault", "message": f"meter: injected {status}"},
+        }
+        headers = {"retry-after": "0"} if status == 429 else None
+        return web.json_response(payload, status=status, headers=headers)
+
+    def _log(self, token: str, record: RequestRecord, data: Any) -> None:
+        if self.log is None:
+            return
+        line = {"trial": token, "index": record.index, "path": record.path, "request": data}
+        with self.log.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")

@@ -1,0 +1,327 @@
+"""The metering proxy as a real process in front of real upstreams: what reaches the client is
+what the upstream sent, counts land on the right trial, faults come on schedule, HTTPS works."""
+
+from __future__ import annotations
+
+import datetime
+import http.client
+import ipaddress
+import json
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from pytest_agentbench.meter.client import MeterProcess
+from pytest_agentbench.testing.model_server import ScriptedModelServer
+
+CHAT_TOOLS = [{"type": "function", "function": {"name": "bash"}}]
+MESSAGES_TOOLS = [{"name": "Bash"}]
+USAGE = {"input": 1000, "cached_input": 600, "output": 40, "reasoning": 8}
+SECRET = "sk-test-never-stored"
+
+
+def post(
+    base_url: str, tail: str, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> tuple[int, bytes, http.client.HTTPResponse]:
+    parts = urlsplit(base_url)
+    """POST through the meter; a body cut off mid-stream reads as status 0."""
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    try:
+        conn.request(
+            "POST",
+            parts.path + tail,
+            json.dumps(body),
+            {
+                "content-type": "application/json",
+                "authorization": f"Bearer {SECRET}",
+                **(headers or {}),
+            },
+        )
+        response = conn.getresponse()
+        try:
+            data = response.read()
+        except http.client.IncompleteRead:
+            return 0, b"", response
+        return response.status, data, response
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def meter() -> Iterator[MeterProcess]:
+    process = MeterProcess(max_seconds=300)
+    yield process
+    process.stop()
+
+
+class Recorded:
+    """An upstream that sends fixed bytes in chunks, and keeps what it was sent."""
+
+    def __init__(self, body: bytes, content_type: str, chunks: int = 1) -> None:
+        self.body, self.content_type, self.chunks = body, content_type, chunks
+        self.seen: list[tuple[str, dict[str, str], bytes]] = []
+        recorded = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                recorded.seen.append(
+                    (self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+                )
+                self.send_response(200)
+                self.send_header("content-type", recorded.content_type)
+                self.send_header("connection", "close")
+                if "event-stream" not in recorded.content_type:
+                    self.send_header("content-length", str(len(recorded.body)))
+                self.end_headers()
+                step = max(1, len(recorded.body) // recorded.chunks)
+                for start in range(0, len(recorded.body), step):
+                    self.wfile.write(recorded.body[start : start + step])
+                    self.wfile.flush()
+                self.close_connection = True
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_streamed_and_plain_bodies_arrive_byte_identical(meter: MeterProcess) -> None:
+    events = [
+        {"type": "message_start", "message": {"usage": {"input_tokens": 7, "output_tokens": 1}}},
+        {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "é\u2028"}},
+        {"type": "message_delta", "usage": {"output_tokens": 5}},
+    ]
+    stream = (
+        b"".join(f"event: {e['type']}\r\ndata: {json.dumps(e)}\r\n\r\n".encode() for e in events)
+        + b": trailing comment"
+    )
+    plain = json.dumps({"usage": {"input_tokens": 3, "output_tokens": 2}}, indent=3).encode()
+    for body, kind in ((stream, "text/event-stream"), (plain, "application/json")):
+        upstream = Recorded(body, kind, chunks=5)
+        try:
+            token, base = meter.open_trial(upstream.url)
+            status, received, _ = post(base, "/v1/messages?beta=true", {"stream": True})
+            assert (status, received) == (200, body)
+            assert upstream.seen[0][0] == "/v1/messages?beta=true"
+            assert upstream.seen[0][1]["authorization"] == f"Bearer {SECRET}"
+        finally:
+            upstream.close()
+    counted = meter.close_trial(token)
+    assert counted["tokens"] == {
+        "input": 3,
+        "cached_input": 0,
+        "cache_write": 0,
+        "output": 2,
+        "reasoning": None,
+    }
+
+
+def test_unknown_prefix_is_404_and_closed_trials_stop_answering(meter: MeterProcess) -> None:
+    with ScriptedModelServer({"turns": [{"message": "done"}]}) as server:
+        status, _, _ = post(f"{meter.root}/t/nobody", "/chat/completions", {})
+        assert status == 404
+        assert post(f"{meter.root}", "/v1/chat/completions", {})[0] == 404
+        token, base = meter.open_trial(server.openai_base_url)
+        meter.close_trial(token)
+        assert post(base, "/chat/completions", {"tools": CHAT_TOOLS})[0] == 404
+        assert server.requests == []
+
+
+def test_chat_stream_is_opted_into_usage_and_the_client_does_not_see_it(
+    meter: MeterProcess,
+) -> None:
+    with ScriptedModelServer({"usage": USAGE, "turns": [{"message": "a"}, {"message": "b"}]}) as s:
+        token, base = meter.open_trial(s.openai_base_url)
+        _, unasked, _ = post(base, "/chat/completions", {"stream": True, "tools": CHAT_TOOLS})
+        asked = {"stream": True, "tools": CHAT_TOOLS, "stream_options": {"include_usage": True}}
+        _, wanted, _ = post(base, "/chat/completions", asked)
+        assert s.requests[0].body["stream_options"] == {"include_usage": True}
+        assert b'"usage"' not in unasked and unasked.endswith(b"data: [DONE]\n\n")
+        assert b'"usage"' in wanted
+        counted = meter.close_trial(token)
+    assert counted["requests"] == 2
+    assert counted["tokens"] == {
+        "input": 2000,
+        "cached_input": 1200,
+        "cache_write": None,
+        "output": 80,
+        "reasoning": 16,
+    }
+
+
+def test_side_requests_are_counted_apart(meter: MeterProcess) -> None:
+    with ScriptedModelServer({"usage": USAGE, "turns": [{"message": "done"}]}) as s:
+        token, base = meter.open_trial(s.base_url)
+        post(base, "/v1/messages", {"stream": True, "messages": []})  # a title: no tools
+        post(base, "/v1/messages", {"stream": True, "tools": MESSAGES_TOOLS})
+        counted = meter.close_trial(token)
+        assert counted["tokens"]["input"] == sum(r.usage["input"] for r in s.requests if r.usage)
+        assert counted["side_tokens"]["input"] == s.script.side_usage.input
+        assert counted["tokens"]["output"] == USAGE["output"] + s.script.side_usage.output
+
+
+def test_concurrent_trials_are_attributed_to_their_own_counters(meter: MeterProcess) -> None:
+    usage_a = {"input": 100, "cached_input": 0, "output": 10, "reasoning": 0}
+    usage_b = {"input": 5000, "cached_input": 4000, "output": 300, "reasoning": 100}
+    servers = [
+        ScriptedModelServer({"usage": u, "turns": [{"message": "x"}] * 6}).start()
+        for u in (usage_a, usage_b)
+    ]
+    trials = [meter.open_trial(s.openai_base_url) for s in servers]
+    barrier = threading.Barrier(2)
+
+    def drive(base: str) -> None:
+        barrier.wait()
+        for _ in range(6):
+            post(base, "/responses", {"stream": True, "tools": [{"name": "exec_command"}]})
+
+    threads = [threading.Thread(target=drive, args=(base,)) for _, base in trials]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for server in servers:
+        server.stop()
+    counted = [meter.close_trial(token) for token, _ in trials]
+    assert [c["requests"] for c in counted] == [6, 6]
+    assert counted[0]["tokens"]["input"] == 600 and counted[1]["tokens"]["input"] == 30000
+    assert counted[1]["tokens"]["reasoning"] == 600
+
+
+def test_faults_follow_the_schedule_and_never_reach_upstream(meter: MeterProcess) -> None:
+    with ScriptedModelServer({"turns": [{"message": "x"}] * 9}) as s:
+        token, base = meter.open_trial(s.openai_base_url, faults="every:2:500,4:429,5:drop")
+        statuses = []
+        for _ in range(6):
+            status, _body, response = post(base, "/chat/completions", {"stream": True})
+            statuses.append(status)
+            if status == 429:
+                assert response.getheader("retry-after") == "0"
+        counted = meter.close_trial(token)
+    assert statuses == [200, 500, 200, 429, 0, 500]
+    assert [f["fault"] for f in counted["faults"]] == ["500", "429", "drop", "500"]
+    assert len(s.requests) == 2  # requests 1 and 3; the drop at 5 answers from the meter
+    assert counted["statuses"] == {"200": 3, "500": 2, "429": 1}
+
+
+def test_upstream_errors_are_recorded_and_unmeasured(meter: MeterProcess) -> None:
+    with ScriptedModelServer({"turns": [{"fault": 401}]}) as s:
+        token, base = meter.open_trial(s.openai_base_url)
+        assert post(base, "/responses", {"tools": [{"name": "exec_command"}]})[0] == 401
+        counted = meter.close_trial(token)
+    assert counted["statuses"] == {"401": 1}
+    assert counted["tokens"] is None and counted["log"][0]["injected"] is None
+
+
+def test_bodies_are_not_kept_without_a_log(tmp_path: Path) -> None:
+    log = tmp_path / "meter.jsonl"
+    process = MeterProcess(log=log, max_seconds=60)
+    try:
+        with ScriptedModelServer({"turns": [{"message": "x"}]}) as s:
+            token, base = process.open_trial(s.openai_base_url)
+            post(base, "/chat/completions", {"stream": True, "messages": ["hello"]})
+    finally:
+        process.stop()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert lines == [
+        {
+            "trial": token,
+            "index": 1,
+            "path": "/chat/completions",
+            "request": {"stream": True, "messages": ["hello"]},
+        }
+    ]
+    assert SECRET not in log.read_text()
+
+
+def test_meter_exits_when_its_parent_lets_go() -> None:
+    process = MeterProcess(max_seconds=60)
+    process.stop()
+    assert process._proc.returncode == 0
+    with pytest.raises(OSError):
+        http.client.HTTPConnection("127.0.0.1", process.port, timeout=5).request("GET", "/")
+
+
+def _certificate(directory: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agentbench test upstream")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_https_upstream_with_a_trusted_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: bool
+) -> None:
+    cert_file, key_file = _certificate(tmp_path)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert_file, key_file)
+    if trusted:
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+    process = MeterProcess(max_seconds=60)
+    try:
+        with ScriptedModelServer({"usage": USAGE, "turns": [{"message": "x"}]}, tls=tls) as s:
+            assert s.base_url.startswith("https://")
+            token, base = process.open_trial(s.openai_base_url)
+            status, body, _ = post(base, "/responses", {"stream": True, "tools": [{"n": 1}]})
+            counted = process.close_trial(token)
+    finally:
+        process.stop()
+    if trusted:
+        assert status == 200 and b"response.completed" in body
+        assert counted["tokens"]["input"] == USAGE["input"]
+    else:  # an upstream the meter cannot verify is a gateway error, never a silent bypass
+        assert status == 502 and b"certificate" in body
+        assert counted["statuses"] == {"none": 1}
+
+
+def test_meter_start_is_bounded() -> None:
+    started = time.monotonic()
+    process = MeterProcess(max_seconds=1)
+    process._proc.wait(timeout=30)
+    assert process._proc.returncode == 0 and time.monotonic() - started < 30
+    process.stop()
