@@ -66,7 +66,7 @@ def parse_faults(spec: str) -> FaultSchedule:
         fields = part.split(":")
         if len(fields) == 3 and fields[0] == "every":
             cadences.append((_count(fields[1], part, "K"), _fault(fields[2], part)))
-        elif len(fields) == 2:
+        elif len(fields) == 2 and fields[0] != "every":
             index = _count(fields[0], part, "N")
             if index in exact:
                 raise FaultSpecError(f"--agentbench-faults: request {index} is listed twice")
