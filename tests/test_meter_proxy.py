@@ -219,7 +219,8 @@ def test_faults_follow_the_schedule_and_never_reach_upstream(meter: MeterProcess
                 assert response.getheader("retry-after") == "0"
         counted = meter.close_trial(token)
     assert statuses == [200, 500, 200, 429, 0, 500]
-    assert [f["fault"] for f in counted["faults"]] == ["500", "429", "drop", "500"]
+    assert [r["injected"] for r in counted["log"]] == [None, "500", None, "429", "drop", "500"]
+    assert (counted["faults"], counted["retried_after_fault"]) == (4, False)
     assert len(s.requests) == 2  # requests 1 and 3; the drop at 5 answers from the meter
     assert counted["statuses"] == {"200": 3, "500": 2, "429": 1}
 

@@ -180,15 +180,3 @@ class StreamCounter:
             return None
         merged = {**self._start, **(self._final or {})}
         return messages_usage(merged)
-
-
-def total(usages: list[WireUsage | None]) -> dict[str, int | None] | None:
-    """Field sums over responses; a field unknown in any response is unknown in the sum;
-    None when there was no response to count."""
-    if not usages:
-        return None
-    sums: dict[str, int | None] = {}
-    for name in FIELDS:
-        values = [getattr(u, name) if u is not None else None for u in usages]
-        sums[name] = _sum(*values)
-    return sums

@@ -31,9 +31,9 @@ from pytest_agentbench.meter.counting import (
     body_usage,
     event_data,
     protocol_of,
-    total,
 )
 from pytest_agentbench.meter.faults import DROP, HANG, FaultSchedule, parse_faults
+from pytest_agentbench.meter.records import summarize
 
 # Hop-by-hop headers (RFC 9110 7.6.1) and those the proxy recomputes.
 HOP_BY_HOP = frozenset(
@@ -88,21 +88,9 @@ class Trial:
     requests: list[RequestRecord] = field(default_factory=list)
 
     def counters(self) -> dict[str, Any]:
-        measured = [r for r in self.requests if r.status is not None and 200 <= r.status < 300]
-        statuses: dict[str, int] = {}
-        for r in self.requests:
-            key = str(r.status) if r.status is not None else "none"
-            statuses[key] = statuses.get(key, 0) + 1
-        return {
-            "requests": len(self.requests),
-            "statuses": statuses,
-            "tokens": total([r.usage for r in measured]),
-            "side_tokens": total([r.usage for r in measured if r.has_tools is False]),
-            "faults": [
-                {"index": r.index, "fault": r.injected} for r in self.requests if r.injected
-            ],
-            "log": [r.to_json() for r in self.requests],
-        }
+        """The trial's summed figures (records.Metered) and its request log."""
+        log = [r.to_json() for r in self.requests]
+        return {**summarize(log), "log": log}
 
 
 def _tools_of(body: bytes) -> tuple[Any, bool | None]:

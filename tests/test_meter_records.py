@@ -1,0 +1,62 @@
+"""A trial's request log summed into `metered`, and the provider stop read from the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.meter.records import summarize, wire_stop
+
+USAGE = {"input": 100, "cached_input": 60, "cache_write": None, "output": 9, "reasoning": 2}
+
+
+def rec(status: int | None, injected: str | None = None, tools: bool = True, **kw: Any) -> dict:
+    usage = kw.get("usage", USAGE if status == 200 and not injected else None)
+    return {
+        "status": status,
+        "injected": injected,
+        "has_tools": tools,
+        "protocol": "chat",
+        "usage": usage,
+    }
+
+
+def test_summary_counts_answered_requests_and_keeps_side_requests_apart() -> None:
+    log = [rec(200, tools=False), rec(500, "500"), rec(200), rec(429)]
+    metered = summarize(log)
+    assert metered["requests"] == 4
+    assert metered["statuses"] == {"200": 2, "429": 1, "500": 1}
+    assert metered["tokens"] == {k: None if v is None else 2 * v for k, v in USAGE.items()}
+    assert metered["side_tokens"] == USAGE
+    assert (metered["faults"], metered["retried_after_fault"]) == (1, True)
+
+
+def test_an_answer_without_usage_makes_the_total_unknown_not_smaller() -> None:
+    metered = summarize([rec(200), rec(200, usage=None)])
+    assert metered["tokens"] == dict.fromkeys(USAGE)
+    assert summarize([])["tokens"] is None
+    assert summarize([rec(200), rec(500, "500")])["retried_after_fault"] is False
+
+
+@pytest.mark.parametrize(
+    ("statuses", "cause"),
+    [
+        ([200, 401], "http_401"),
+        ([200, 429, 429], "http_429"),
+        ([503, 200], None),  # recovered
+        ([200, 402, 400], "http_402"),  # a 400 is the agent's request, not the provider
+        ([200, 404], None),
+        ([None, 502], "http_502"),
+        ([200], None),
+    ],
+)
+def test_wire_stop_is_the_last_provider_refusal_without_a_success_after(
+    statuses: list[int | None], cause: str | None
+) -> None:
+    assert wire_stop([rec(s) for s in statuses]) == cause
+
+
+def test_injected_faults_never_stop() -> None:
+    assert wire_stop([rec(200), rec(401, "401")]) is None
+    assert wire_stop([rec(500), rec(200, "drop")]) == "http_500"
