@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -196,20 +196,12 @@ def compare_tree(
     )
 
 
-def run_verifier(
-    verifier: Path,
-    workspace_copy: Path,
-    timeout: float,
-    command: tuple[str, ...] = (),
-    env: Mapping[str, str] | None = None,
-) -> Grade:
-    """Run a task's verifier with cwd = a copy of the final workspace; exit 0 means pass.
-    COMMAND runs the script when it is not run directly; ENV adds to the inherited variables."""
+def run_verifier(verifier: Path, workspace_copy: Path, timeout: float) -> Grade:
+    """Run a task's verifier with cwd = a copy of the final workspace; exit 0 means pass."""
     try:
         completed = subprocess.run(
-            [*command, str(verifier)],
+            [str(verifier)],
             cwd=workspace_copy,
-            env={**os.environ, **env} if env else None,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,
@@ -243,8 +235,7 @@ def grade_task(task: Task, workspace: Path) -> Grade:
         copy = Path(scratch) / "verify-copy"
         left_out = fdtree.copy_tree(str(workspace), str(copy))
         invalid = sorted({*list_workspace(copy).invalid, *map(names.encode, left_out)})
-        timeout = task.verify_timeout or max(30.0, task.timeout)
-        grade = run_verifier(task.verifier, copy, timeout, task.verifier_command, task.verifier_env)
+        grade = run_verifier(task.verifier, copy, timeout=max(30.0, task.timeout))
     finally:
         remove_later(Path(scratch))
     if invalid:

@@ -159,6 +159,8 @@ class _Sandbox:
 
 
 class _Ctx:
+    arm = None  # a run without arms
+
     def __init__(self, home: Path) -> None:
         self.sandbox = _Sandbox(home)
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_agentbench.agents.delivery import Places, skills_in, write_delivery
+from pytest_agentbench.arms import Arm
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task
@@ -67,6 +70,7 @@ class TrialContext:
     sandbox: Sandbox
     seed: int
     settings: Settings
+    arm: Arm | None = None  # the arm the trial runs in, with --arms: what it receives
 
 
 class AgentSession(ABC):
@@ -87,6 +91,10 @@ class Agent(ABC):
     starts_processes = True  # False: the agent edits the workspace itself, in this process
     # The --agent-opt keys the agent reads (shell patterns); None: not declared, not checked.
     options: tuple[str, ...] | None = None
+    # Where an arm's guidance and skills go in the trial's private home; a component with no
+    # place is refused before any trial. None: the agent runs no model, nothing is delivered
+    # and the report says delivery: none.
+    delivery: Places | None = Places()
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -131,6 +139,25 @@ class Agent(ABC):
     @abstractmethod
     def start(self, ctx: TrialContext) -> AgentSession:
         """A fresh session for one trial attempt."""
+
+    def deliver(self, arm: Arm, home: Path) -> None:
+        """Put the arm's guidance and skills where the agent reads them in its private home
+        (host path), before its first round. Never the workspace, never the prompt."""
+        if self.delivery is not None:
+            write_delivery(arm, home, self.delivery)
+
+    def delivery_report(self) -> str | dict[str, str]:
+        """Where arms are delivered, for the report: "none", or each component's home path."""
+        if self.delivery is None:
+            return "none"
+        return self.delivery.report()
+
+    def skills_found(self, home: Path) -> list[str] | None:
+        """The skills in the trial's home after it ran (the CLI's own included); None for an
+        agent without a skills folder."""
+        if self.delivery is None or self.delivery.skills is None:
+            return None
+        return skills_in(home / self.delivery.skills)
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.settings.agent_opts.get(key, default)

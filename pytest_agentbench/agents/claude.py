@@ -15,6 +15,7 @@ from pytest_agentbench.agents.cli_base import (
     matches,
     status_stop,
 )
+from pytest_agentbench.agents.delivery import Places
 
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own stand-in message for an API error
 CONNECTION = r"connection|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|socket"
@@ -81,6 +82,7 @@ class ClaudeAgent(CliAgent):
         "CLAUDE_CONFIG_DIR; `claude setup-token` prints a CLAUDE_CODE_OAUTH_TOKEN"
     )
     own_options = ("permission_mode", "retries")
+    delivery = Places(".claude/CLAUDE.md", ".claude/skills")  # in CLAUDE_CONFIG_DIR
 
     def reads_key_env(self) -> bool:
         return True  # passed on as ANTHROPIC_API_KEY, with or without base_url

@@ -371,6 +371,8 @@ class CliSession(AgentSession):
         self.session_id: str | None = None
         self.reported: TokenUsage | None = TokenUsage(0, 0, 0, 0)  # None: base unknown
         agent.prepare(self.paths)
+        if ctx.arm is not None:
+            agent.deliver(ctx.arm, self.paths.host_home)
 
     def round_tokens(self, reported: TokenUsage | None) -> TokenUsage | None:
         """This round's tokens; for session-cumulative CLIs, the growth since the last round."""

@@ -15,6 +15,7 @@ from pytest_agentbench.agents.cli_base import (
     matches,
     toml_value,
 )
+from pytest_agentbench.agents.delivery import Places
 from pytest_agentbench.agents.prices import Price
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
@@ -54,6 +55,8 @@ class CodexAgent(CliAgent):
     key_variables = ("OPENAI_API_KEY", "CODEX_API_KEY")
     login_hint = "a `codex login` auth.json is not used: every trial has a private CODEX_HOME"
     own_options = ("sandbox", "retries")
+    # Read from CODEX_HOME even with --ignore-user-config; no AGENTS.override.md is made.
+    delivery = Places(".codex/AGENTS.md", ".codex/skills")
 
     def __init__(self, settings: Settings, prices: Mapping[str, Price] | None = None) -> None:
         super().__init__(settings, prices)

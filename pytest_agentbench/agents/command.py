@@ -17,6 +17,7 @@ from pytest_agentbench.agents.base import (
     TrialContext,
 )
 from pytest_agentbench.agents.command_line import resolve_command
+from pytest_agentbench.agents.delivery import Places
 from pytest_agentbench.sandbox.base import SandboxProvider, hidden_roots
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.files import make_dirs, write_file
@@ -24,6 +25,8 @@ from pytest_agentbench.verdict import MESSAGE_LIMIT, bounded
 
 STDERR_TAIL = 4000
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "TZ")
+GUIDANCE_FILE = "guidance.md"  # an arm's guidance, in the private home
+SKILLS_DIR = "skills"  # an arm's skills, in the private home
 
 
 def _int_or_none(value: object) -> int | None:
@@ -85,6 +88,8 @@ class CommandAgent(Agent):
 
     name = "command"
     options = ("env",)
+    # Named to the command by AGENTBENCH_GUIDANCE_FILE and AGENTBENCH_SKILLS_DIR.
+    delivery = Places(GUIDANCE_FILE, SKILLS_DIR)
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -126,6 +131,8 @@ class CommandSession(AgentSession):
     def __init__(self, agent: CommandAgent, ctx: TrialContext) -> None:
         self.agent = agent
         self.ctx = ctx
+        if ctx.arm is not None:
+            agent.deliver(ctx.arm, ctx.sandbox.home)
 
     def _env(self, round_index: int) -> dict[str, str]:
         sandbox = self.ctx.sandbox
@@ -147,6 +154,11 @@ class CommandSession(AgentSession):
         )
         if round_index:
             env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
+        arm = self.ctx.arm
+        if arm is not None and arm.guidance is not None:
+            env["AGENTBENCH_GUIDANCE_FILE"] = f"{sandbox.inner_home}/{GUIDANCE_FILE}"
+        if arm is not None and arm.skills:
+            env["AGENTBENCH_SKILLS_DIR"] = f"{sandbox.inner_home}/{SKILLS_DIR}"
         return env
 
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:

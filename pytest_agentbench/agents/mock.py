@@ -54,6 +54,7 @@ class MockAgent(Agent):
 
     name = "mock"
     starts_processes = False
+    delivery = None  # runs no model: an arm reaches nothing (its pass chance may differ)
     options = (
         "seed",
         "pass_prob",

@@ -23,6 +23,7 @@ class OracleAgent(Agent):
     name = "oracle"
     starts_processes = False
     options = ()
+    delivery = None  # runs no model: an arm reaches nothing
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return _ReferenceSession(ctx)
@@ -39,6 +40,7 @@ class NopAgent(Agent):
     name = "nop"
     starts_processes = False
     options = ()
+    delivery = None  # runs no model: an arm reaches nothing
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return _NothingSession()

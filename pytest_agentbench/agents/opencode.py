@@ -16,6 +16,7 @@ from pytest_agentbench.agents.cli_base import (
     as_int,
     status_stop,
 )
+from pytest_agentbench.agents.delivery import Places
 from pytest_agentbench.settings import Settings
 
 PROVIDER = "agentbench"
@@ -72,6 +73,8 @@ class OpencodeAgent(CliAgent):
         "XDG_DATA_HOME; for an endpoint that needs no key, set the variable to any value"
     )
     own_options = ("permission",)
+    # $XDG_CONFIG_HOME/opencode, which is also ~/.config/opencode in the private home.
+    delivery = Places(".config/opencode/AGENTS.md", ".config/opencode/skills")
 
     def __init__(self, settings: Settings, prices: Any = None) -> None:
         super().__init__(settings, prices)
