@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_agentbench.observation import OBSERVATION_KEY, Observation
-from pytest_agentbench.tasks.directory import load_directory_task
+from pytest_agentbench.tasks.formats import forced_format, forced_formats, load_task_dir
 from pytest_agentbench.tasks.model import Task, TaskError
 from pytest_agentbench.tasks.sources import suite_name
 
@@ -154,11 +154,27 @@ class TaskDirectory(pytest.File):
 
     def collect(self) -> Iterator[TaskItem]:
         try:
-            task: Task | None = load_directory_task(self.path)
+            task: Task | None = load_task_dir(self.path, _forced_format(self.config, self.path))
             error = None
         except TaskError as exc:
             task, error = None, str(exc)
         yield from make_items(self, task, self.path.name, error)
+
+
+FORMATS_KEY = pytest.StashKey[dict[Path, str]]()
+
+
+def _forced_format(config: pytest.Config, task_dir: Path) -> str | None:
+    """The format a FORMAT:PATH source forces on the task directory, worked out once a run."""
+    formats = config.stash.get(FORMATS_KEY, None)
+    if formats is None:
+        from pytest_agentbench.tasks.sources import resolve_formatted_sources
+
+        specs = config.stash[SETTINGS_KEY].tasks
+        base = Path(config.invocation_params.dir)
+        formats = forced_formats(resolve_formatted_sources(specs, base)) if specs else {}
+        config.stash[FORMATS_KEY] = formats
+    return forced_format(formats, task_dir)
 
 
 class GeneratedTask(pytest.Collector):

@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -196,12 +196,20 @@ def compare_tree(
     )
 
 
-def run_verifier(verifier: Path, workspace_copy: Path, timeout: float) -> Grade:
-    """Run a task's verifier with cwd = a copy of the final workspace; exit 0 means pass."""
+def run_verifier(
+    verifier: Path,
+    workspace_copy: Path,
+    timeout: float,
+    command: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+) -> Grade:
+    """Run a task's verifier with cwd = a copy of the final workspace; exit 0 means pass.
+    COMMAND runs the script when it is not run directly; ENV adds to the inherited variables."""
     try:
         completed = subprocess.run(
-            [str(verifier)],
+            [*command, str(verifier)],
             cwd=workspace_copy,
+            env={**os.environ, **env} if env else None,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,
@@ -235,7 +243,8 @@ def grade_task(task: Task, workspace: Path) -> Grade:
         copy = Path(scratch) / "verify-copy"
         left_out = fdtree.copy_tree(str(workspace), str(copy))
         invalid = sorted({*list_workspace(copy).invalid, *map(names.encode, left_out)})
-        grade = run_verifier(task.verifier, copy, timeout=max(30.0, task.timeout))
+        timeout = task.verify_timeout or max(30.0, task.timeout)
+        grade = run_verifier(task.verifier, copy, timeout, task.verifier_command, task.verifier_env)
     finally:
         remove_later(Path(scratch))
     if invalid:

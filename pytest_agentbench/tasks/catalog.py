@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_agentbench.tasks.directory import find_task_dirs, load_directory_task
+from pytest_agentbench.tasks.directory import find_task_dirs
+from pytest_agentbench.tasks.formats import NATIVE, detect_format, load_task_dir
 from pytest_agentbench.tasks.model import Task, TaskError
-from pytest_agentbench.tasks.sources import is_suite_dir, resolve_sources, suite_name
+from pytest_agentbench.tasks.sources import is_suite_dir, resolve_formatted_sources, suite_name
 
 
 @dataclass
@@ -19,6 +20,7 @@ class CatalogEntry:
     source: str
     task: Task | None
     error: str | None = None
+    format: str = NATIVE  # the task directory's format (tasks/formats.py)
 
 
 def suite_tasks(name: str) -> list[Task]:
@@ -33,13 +35,17 @@ def suite_tasks(name: str) -> list[Task]:
 
 def iter_catalog(specs: tuple[str, ...], base: Path) -> Iterator[CatalogEntry]:
     """Every task the given --tasks values (or the bundled defaults) select, in sorted order."""
-    for root in resolve_sources(specs, base):
+    for forced, root in resolve_formatted_sources(specs, base):
         if is_suite_dir(root):
             for task in suite_tasks(suite_name(root)):
                 yield CatalogEntry(task.id, str(root), task)
             continue
         for task_dir in find_task_dirs(root):
             try:
-                yield CatalogEntry(task_dir.name, str(task_dir), load_directory_task(task_dir))
+                task = load_task_dir(task_dir, forced)
             except TaskError as exc:
-                yield CatalogEntry(task_dir.name, str(task_dir), None, str(exc))
+                name = forced or detect_format(task_dir)
+                yield CatalogEntry(task_dir.name, str(task_dir), None, str(exc), name)
+            else:
+                name = task.meta.get("format", NATIVE)
+                yield CatalogEntry(task_dir.name, str(task_dir), task, None, name)

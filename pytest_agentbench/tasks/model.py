@@ -98,6 +98,8 @@ class DirTree:
     """A tree on disk (a directory task's workspace/, expected/ or solution/)."""
 
     root: Path
+    # Entries left out of the tree (another format's caches, its skipped symlinks); None: none.
+    skip: Callable[[os.DirEntry[str]], bool] | None = None
 
     @cached_property
     def _listing(self) -> tuple[list[str], frozenset[str]]:
@@ -105,6 +107,7 @@ class DirTree:
         files: list[str] = []
         empty: set[str] = set()
         stack = [(str(self.root), "")]
+        skip = self.skip
         while stack:
             directory, prefix = stack.pop()
             with os.scandir(directory) as entries:
@@ -112,6 +115,8 @@ class DirTree:
             if not children and prefix:
                 empty.add(prefix[:-1])
             for entry in children:
+                if skip is not None and skip(entry):
+                    continue
                 rel = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, rel + "/"))
@@ -186,6 +191,12 @@ class Task:
     prompt: LazyText = LazyText()  # required: a str or a callable making it
     make_expected: Callable[[], Tree] | None = None
     verifier: Path | None = None
+    # How another format runs its verifier: the program before the script (python, bash -e),
+    # variables added to the environment, and its own time limit; by default the script is
+    # executed directly, environment inherited, limited to max(30 s, the task's timeout).
+    verifier_command: tuple[str, ...] = ()
+    verifier_env: Mapping[str, str] = field(default_factory=dict)
+    verify_timeout: float | None = None
     make_solution: Callable[[], Tree] | None = None
     timeout: float = 300.0
     category: str = ""  # the task's class (atomic-bugfix, refactor, completion-integrity, ...)

@@ -54,10 +54,27 @@ def builtin_source(spec: str, where: str = "--tasks") -> Path:
 
 
 def resolve_source(spec: str, base: Path) -> Path:
-    """A --tasks value as a path: a directory, or builtin:NAME for a generated suite."""
+    """A --tasks value as a path: a directory, FORMAT:DIRECTORY, or builtin:NAME."""
+    return resolve_formatted_source(spec, base)[1]
+
+
+def resolve_formatted_source(spec: str, base: Path) -> tuple[str | None, Path]:
+    """A --tasks value as (the format it forces, or None; its directory)."""
     if spec.startswith(BUILTIN_PREFIX):
-        return builtin_source(spec)
-    path = Path(spec)
+        return None, builtin_source(spec)
+    from pytest_agentbench.tasks.formats import check_format, split_format
+
+    forced, rest = split_format(spec)
+    if forced is not None:
+        try:
+            check_format(forced, spec)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return forced, _directory(spec, rest, base)
+
+
+def _directory(spec: str, rest: str, base: Path) -> Path:
+    path = Path(rest)
     if not path.is_absolute():
         path = base / path
     if not path.is_dir():
@@ -77,3 +94,10 @@ def resolve_sources(specs: tuple[str, ...], base: Path) -> list[Path]:
     if not specs:
         return default_sources()
     return [resolve_source(spec, base) for spec in specs]
+
+
+def resolve_formatted_sources(specs: tuple[str, ...], base: Path) -> list[tuple[str | None, Path]]:
+    """Every source with the format it forces (None: each task's own files decide)."""
+    if not specs:
+        return [(None, path) for path in default_sources()]
+    return [resolve_formatted_source(spec, base) for spec in specs]

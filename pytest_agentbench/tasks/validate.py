@@ -21,6 +21,7 @@ from pathlib import Path
 from pytest_agentbench.grading import Grade, grade_task
 from pytest_agentbench.tasks.catalog import CatalogEntry, iter_catalog
 from pytest_agentbench.tasks.directory import KNOWN_ENTRIES, is_task_dir, unknown_entries
+from pytest_agentbench.tasks.formats import NATIVE
 from pytest_agentbench.tasks.model import Task, Tree, as_mapping, materialize
 from pytest_agentbench.tasks.sources import resolve_sources
 
@@ -104,7 +105,7 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
         for name, cheat in task.cheat_trees.items():
             if _graded_workspace(task, scratch, f"cheat-{name}", reference=False, over=cheat).exact:
                 problems.append(f"the cheat {name!r} passes: the grader does not catch it")
-    if task.no_solution and not task.cheat_trees:
+    if task.no_solution and not task.cheat_trees and "format" not in task.meta:
         problems.append(
             "a no_solution task without cheats/<name>/: nothing shows its verifier "
             "catches tampering (add at least one tampered result)"
@@ -139,7 +140,7 @@ def validate(specs: tuple[str, ...], base: Path) -> Iterator[Verdict]:
     entry: CatalogEntry
     for entry in iter_catalog(specs, base):
         verdict = Verdict(entry.task_id, entry.source)
-        if is_task_dir(Path(entry.source)):
+        if entry.format == NATIVE and is_task_dir(Path(entry.source)):
             verdict.problems.extend(
                 f"unknown entry {name!r} in the task directory (it holds only "
                 f"{', '.join(sorted(KNOWN_ENTRIES))}); remove it, or move it into workspace/"
