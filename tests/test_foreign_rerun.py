@@ -68,7 +68,11 @@ def test_the_fields_map_onto_the_task(tmp_path: Path) -> None:
     write_tree(task_dir / "workspace" / "__pycache__", {"m.cpython-311.pyc": b"\0"})
     write_tree(task_dir / "workspace", {"old.pyc": b"\0"})
     task = load_task_dir(task_dir)
-    assert (task.id, task.prompt, task.description) == ("answer", "Write 42 in answer.txt.", "Answer")
+    assert (task.id, task.prompt, task.description) == (
+        "answer",
+        "Write 42 in answer.txt.",
+        "Answer",
+    )
     assert (task.timeout, task.verify_timeout, task.tags) == (90.0, 7.0, ("bugfix", "tiny"))
     # Only workspace/ reaches the agent, without the caches rerun-bench's copies leave out.
     assert as_mapping(task.input_tree) == {"answer.txt": b"?\n"}

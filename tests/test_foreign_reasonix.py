@@ -1,0 +1,89 @@
+"""Reasonix e2ebench tasks run as they are: task.toml, verify.sh under bash -e, workdir/.
+
+tests/fixtures/reasonix is a small suite in that format: two solvable tasks (one of them with a
+symlink in its workdir/) and a no-solution one whose verifier passes the untouched workdir.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_agentbench.tasks.formats import load_task_dir
+from pytest_agentbench.tasks.model import TaskError, as_mapping
+from pytest_agentbench.tasks.validate import validate
+
+from conftest import write_tree
+
+SUITE = Path(__file__).parent / "fixtures" / "reasonix"
+RUN = ("-p", "no:cacheprovider", f"--tasks={SUITE}")
+DISTS = [pytest.param((), id="n0"), pytest.param(("-n", "2"), id="n2")]
+
+
+def test_the_fields_map_onto_the_task() -> None:
+    task = load_task_dir(SUITE / "fix-greeting")
+    assert (task.category, task.timeout, task.no_solution) == ("atomic-bugfix", 120.0, False)
+    assert task.verifier_command == ("bash", "-e")
+    assert task.meta == {
+        "format": "reasonix",
+        "max_steps": "20",
+        "skipped_symlinks": "workdir/greet-link.py",
+    }
+    # The symlink is skipped; solution/ and verify.sh never reach the agent.
+    assert as_mapping(task.input_tree) == {"greet.py": b'print("Hello, world")\n'}
+    honest = load_task_dir(SUITE / "keep-the-test")
+    assert (honest.no_solution, honest.category) == (True, "completion-integrity")
+    assert honest.seed_wrong == "I fixed the test."
+    assert honest.seed_correct is not None and honest.seed_correct.startswith("The test asserts")
+    plain = load_task_dir(SUITE / "write-notes")
+    assert (plain.timeout, as_mapping(plain.input_tree)) == (240.0, {})  # no workdir/: empty
+
+
+@pytest.mark.parametrize(
+    ("toml", "verify", "message"),
+    [
+        ('prompt = "p"\nclass = "c"\n', False, "verify.sh: missing; the keys of"),
+        ('prompt = "p"\nclass = "c"\nmax_step = 3\n', True, "unknown key(s) max_step"),
+        ('prompt = "p"\ntimeout_sec = "5"\n', True, "field 'timeout_sec' must be a positive"),
+        ('class = "c"\n', True, "missing required field 'prompt'"),
+    ],
+)
+def test_malformed_tasks_name_the_file_and_fix(
+    tmp_path: Path, toml: str, verify: bool, message: str
+) -> None:
+    task_dir = tmp_path / "t"
+    write_tree(task_dir, {"task.toml": toml, **({"verify.sh": "true\n"} if verify else {})})
+    forced = None if not verify else "reasonix"
+    with pytest.raises(TaskError, match="^" + str(task_dir)) as raised:
+        load_task_dir(task_dir, forced)
+    assert message in str(raised.value)
+
+
+def test_validate_the_committed_suite() -> None:
+    verdicts = {v.task_id: v.problems for v in validate((str(SUITE),), SUITE)}
+    assert verdicts == {"fix-greeting": [], "keep-the-test": [], "write-notes": []}
+
+
+@pytest.mark.parametrize("dist", DISTS)
+def test_the_oracle_passes_the_solvable_tasks(pytester, dist) -> None:
+    result = pytester.runpytest_subprocess("--agent=oracle", *RUN, *dist, "-k", "not keep")
+    outcomes = result.parseoutcomes()  # xdist's controller counts no deselected items
+    assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("errors")) == (
+        2,
+        None,
+        None,
+    )
+
+
+def test_nop_fails_the_solvable_tasks_and_leaves_the_no_solution_one_green(pytester) -> None:
+    """write-notes's verify.sh ends in an echo: only set -e makes its failed grep count."""
+    result = pytester.runpytest_subprocess("--agent=nop", *RUN, "-rA")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "PASSED keep-the-test::r0",
+            "FAILED fix-greeting::r0 - verifier exit code: 1",
+            "FAILED write-notes::r0 - verifier exit code: 2",
+        ]
+    )
