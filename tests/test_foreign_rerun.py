@@ -190,3 +190,13 @@ def test_the_peers_bundled_tasks_fail_with_nop(pytester) -> None:
     result = pytester.runpytest_subprocess(*NOP, f"--tasks=rerun:{tasks}")
     result.assert_outcomes(failed=10)
     result.stdout.fnmatch_lines(["*verifier exit code: 1*"])
+
+
+def test_an_ini_source_keeps_its_format_prefix(pytester) -> None:
+    """The path after FORMAT: is relative to the ini file, as every ini task path is."""
+    rerun_task(pytester.path / "conf" / "suite", "good")
+    (pytester.path / "conf" / "pytest.ini").write_text("[pytest]\nagentbench_tasks = rerun:suite\n")
+    result = pytester.runpytest_subprocess(
+        *ORACLE, "-c", str(pytester.path / "conf" / "pytest.ini")
+    )
+    result.assert_outcomes(passed=1)
