@@ -14,6 +14,7 @@ from typing import Literal, NotRequired, TypedDict
 
 import pytest
 
+from pytest_agentbench.meter.records import Metered
 from pytest_agentbench.tasks.model import Task
 from pytest_agentbench.verdict import Verdict
 
@@ -96,6 +97,8 @@ class Observation(TypedDict):
     final_message: NotRequired[str | None]
     verdict: NotRequired[Verdict | None]
     verdict_reason: NotRequired[str | None]
+    # What the metering proxy counted on the wire (--agentbench-meter); absent: not metered.
+    metered: NotRequired[Metered]
 
 
 OBSERVATION_KEY = pytest.StashKey[Observation]()

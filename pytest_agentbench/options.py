@@ -31,6 +31,7 @@ GROUP = "agentbench"
 SANDBOX_CHOICES = ("auto", "tmp", "bwrap", "docker")
 AGENT_HOME_CHOICES = ("auto", "disk")
 KEEP_CHOICES = ("none", "failed", "all")
+METER_CHOICES = ("off", "on", "auto")
 
 
 def _add(
@@ -113,6 +114,33 @@ def add_options(parser: pytest.Parser) -> None:
     _add_sandbox_options(parser, group)
     _add_run_options(parser, group)
     _add_prices_options(parser, group)
+    _add_meter_options(parser, group)
+
+
+def _add_meter_options(parser: pytest.Parser, group: Any) -> None:
+    _add(
+        parser,
+        group,
+        "--agentbench-meter",
+        "meter",
+        "count model requests on the wire through a loopback proxy: on, off (default) or auto "
+        "(codex, claude and opencode when they authenticate with an API key)",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-faults",
+        "faults",
+        "inject provider faults through the meter: N:STATUS, every:K:STATUS (STATUS an HTTP "
+        "code, drop or hang), comma-separated",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-meter-log",
+        "meter_log",
+        "append every metered request body (JSON lines, no headers) to this file",
+    )
 
 
 def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
@@ -296,17 +324,12 @@ def task_sources(config: pytest.Config) -> tuple[str, ...]:
 
 def _ini_source(config: pytest.Config, spec: str) -> str:
     """An ini task source: builtin:NAME as it is (checked here, naming the ini file), or a
-    path made absolute from the ini file's directory, as pytest does for its path values
-    (after a FORMAT: prefix, which stays)."""
+    path made absolute from the ini file's directory, as pytest does for its path values."""
     if spec.startswith(BUILTIN_PREFIX):
         builtin_source(spec, f"{config.inipath or '-o'}: agentbench_tasks =")
         return spec
-    from pytest_agentbench.tasks.formats import split_format
-
-    forced, rest = split_format(spec)
     base = config.inipath.parent if config.inipath else config.invocation_params.dir
-    path = str(Path(base) / rest)
-    return f"{forced}:{path}" if forced else path
+    return str(Path(base) / spec)
 
 
 def settings_from_config(config: pytest.Config) -> Settings | None:
@@ -347,6 +370,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
     budget_usd = config.getoption("budget_usd")
     budget_tokens = config.getoption("budget_tokens")
     json_raw = _value(config, "json_path", None)
+    meter, faults, meter_log = _meter_settings(config)
     opts = parse_agent_opts(list(config.getini("agentbench_agent_opt") or []))
     opts.update(parse_agent_opts(config.getoption("agent_opt") or []))
     return Settings(
@@ -378,4 +402,31 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             if budget_tokens is None
             else parse_int("--agentbench-budget-tokens", budget_tokens, 1)
         ),
+        meter=meter,
+        faults=faults,
+        meter_log=meter_log,
     )
+
+
+def _meter_settings(config: pytest.Config) -> tuple[str, str, Path | None]:
+    """--agentbench-meter, --agentbench-faults and --agentbench-meter-log, checked together:
+    faults and the log need the meter."""
+    from pytest_agentbench.meter.faults import FaultSpecError, parse_faults
+
+    meter = str(_value(config, "meter", "off"))
+    if meter not in METER_CHOICES:
+        raise pytest.UsageError(
+            f"--agentbench-meter {meter!r}: choose one of {', '.join(METER_CHOICES)}"
+        )
+    faults = str(_value(config, "faults", "") or "")
+    try:
+        parse_faults(faults)
+    except FaultSpecError as error:
+        raise pytest.UsageError(str(error)) from None
+    log_raw = _value(config, "meter_log", None)
+    if (faults or log_raw) and meter == "off":
+        raise pytest.UsageError(
+            "--agentbench-faults and --agentbench-meter-log act through the meter: add "
+            "--agentbench-meter=on (or auto)"
+        )
+    return meter, faults, Path(log_raw) if log_raw else None

@@ -6,6 +6,7 @@ Nothing heavy is imported unless --agent is given, so plain test runs pay nothin
 from __future__ import annotations
 
 import gc
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,8 @@ def _validate_agent_name(config: pytest.Config, name: str) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if "pytest_agentbench.meter.client" in sys.modules:
+        sys.modules["pytest_agentbench.meter.client"].stop_shared_meter()
     if config.stash.get(ACTIVE_KEY, False):
         from pytest_agentbench.filework import wait_for_file_work
 

@@ -39,6 +39,10 @@ class Settings:
     keep: str = "none"  # none | failed | all: trial workspaces kept in the run directory
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    # The metering proxy (docs/metering.md): off | on | auto; faults change what is measured.
+    meter: str = "off"
+    faults: str = ""
+    meter_log: Path | None = None
 
     def timeout_for(self, task_timeout: float) -> float:
         return self.agent_timeout if self.agent_timeout is not None else task_timeout
@@ -56,6 +60,7 @@ class Settings:
             "retry_failures": self.retry_failures,
             "sandbox": self.sandbox,
             "harness_version": __version__,
+            **({"faults": self.faults} if self.faults else {}),
         }
 
     def config_hash(self) -> str:
@@ -66,6 +71,11 @@ class Settings:
         data = asdict(self)
         data["json_path"] = str(self.json_path) if self.json_path else None
         data["tasks"] = list(self.tasks)
+        if self.meter == "off":  # runs without the meter record what they always recorded
+            for key in ("meter", "faults", "meter_log"):
+                data.pop(key)
+        else:
+            data["meter_log"] = str(self.meter_log) if self.meter_log else None
         return data
 
 

@@ -53,6 +53,8 @@ class RoundResult:
     # The agent's last message to the user (its end, at most verdict.MESSAGE_LIMIT
     # characters); None when the agent gave none.
     final_message: str | None = None
+    # The requests the metering proxy saw in this round (meter.records); None: not metered.
+    meter_log: list[dict[str, Any]] | None = None
 
     @property
     def clean(self) -> bool:

@@ -75,6 +75,7 @@ class ClaudeAgent(CliAgent):
     name = "claude"
     default_key_env = "ANTHROPIC_API_KEY"
     default_provider = "api.anthropic.com"
+    default_upstream = "https://api.anthropic.com"
     credential_env = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
     key_variables = credential_env
     login_hint = (
@@ -103,8 +104,8 @@ class ClaudeAgent(CliAgent):
         }
         if self.permission_mode == "bypassPermissions":
             env["IS_SANDBOX"] = "1"  # the harness is the sandbox; without it root is refused
-        if self.base_url:
-            env["ANTHROPIC_BASE_URL"] = self.base_url
+        if self.wire_url:
+            env["ANTHROPIC_BASE_URL"] = self.wire_url
         if self.key_env != self.default_key_env and self.key_env in os.environ:
             env["ANTHROPIC_API_KEY"] = os.environ[self.key_env]
         retries = self.option("retries")

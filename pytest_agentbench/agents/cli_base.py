@@ -31,6 +31,8 @@ from pytest_agentbench.agents.base import (
     TrialContext,
 )
 from pytest_agentbench.agents.prices import Price
+from pytest_agentbench.meter.client import MeterProcess, shared_meter
+from pytest_agentbench.meter.records import wire_stop
 from pytest_agentbench.sandbox.base import ProcessResult, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
@@ -181,6 +183,7 @@ class CliAgent(Agent):
 
     default_key_env: str  # the variable the CLI reads its API key from
     default_provider: str | None = None  # the host the CLI reaches without a base_url
+    default_upstream: str | None = None  # the base URL metered in place of a missing base_url
     cumulative_usage = False  # a resumed session reports totals since the session began
     credential_env: tuple[str, ...] = ()  # further credential variables passed through
     key_variables: tuple[str, ...] = ()  # any one of them lets the CLI reach its own provider
@@ -197,6 +200,8 @@ class CliAgent(Agent):
         self.binary = self._find_binary()
         self.run_binary = self.binary  # the same program as the sandbox's processes see it
         self.base_url = self.option("base_url")
+        # The base URL handed to the CLI: the metering proxy's trial prefix when metered.
+        self.wire_url = self.base_url
         self.key_env = self.option("api_key_env") or self.default_key_env
         self.extra_env = [n for n in (self.option("env") or "").split(",") if n]
         self._version: str | None = None
@@ -239,6 +244,26 @@ class CliAgent(Agent):
             f"--agent={self.name}: no credentials: set {' or '.join(names)} "
             f"({self.login_hint}){other}"
         )
+
+    def meter_upstream(self) -> str | None:
+        """Where a metered trial's requests go on to (--agentbench-meter); None: unmetered.
+        auto meters only a CLI holding an API key for a provider it can be pointed at."""
+        if self.settings.meter == "off":
+            return None
+        upstream = self.base_url or self.default_upstream
+        keyed = bool(os.environ.get(self.key_env))
+        if self.settings.meter == "on" and not (upstream and keyed):
+            raise pytest.UsageError(
+                f"--agentbench-meter=on: --agent={self.name} cannot be metered here: "
+                + (
+                    f"set {self.key_env} (an account login cannot be metered)"
+                    if upstream
+                    else "pass --agent-opt base_url=URL (its default provider cannot be "
+                    "pointed at the meter)"
+                )
+                + "; or use --agentbench-meter=auto to run it unmetered"
+            )
+        return upstream if keyed else None
 
     def use_sandbox(self, provider: SandboxProvider) -> None:
         self.run_binary = provider.program_path(self.binary)
@@ -370,6 +395,16 @@ class CliSession(AgentSession):
         self.paths = TrialPaths(ctx.sandbox.home, ctx.sandbox.inner_home)
         self.session_id: str | None = None
         self.reported: TokenUsage | None = TokenUsage(0, 0, 0, 0)  # None: base unknown
+        self.meter: MeterProcess | None = None
+        self.meter_token = ""
+        self.meter_seen = 0  # requests of the trial's log already given to earlier rounds
+        upstream = agent.meter_upstream()
+        agent.wire_url = agent.base_url
+        if upstream is not None:
+            self.meter = shared_meter(agent.settings.meter_log)
+            self.meter_token, agent.wire_url = self.meter.open_trial(
+                upstream, agent.settings.faults
+            )
         agent.prepare(self.paths)
         if ctx.arm is not None:
             agent.deliver(ctx.arm, self.paths.host_home)
@@ -409,6 +444,12 @@ class CliSession(AgentSession):
         tokens = self.round_tokens(facts.tokens)
         self.session_id = facts.session_id or self.session_id
         stdout = read_tail(events_file, TAIL_CHARS)
+        stop = provider_stop(result, facts)
+        meter_log = None
+        if self.meter is not None:
+            log = self.meter.counters(self.meter_token)["log"]
+            meter_log, self.meter_seen = log[self.meter_seen :], len(log)
+            stop = wire_stop(log)  # with the meter, only the wire's status stops a trial
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,
@@ -421,9 +462,16 @@ class CliSession(AgentSession):
             model_reported=facts.model_reported,
             stdout_tail=agent.scrub(stdout.decode("utf-8", "replace")),
             stderr_tail=agent.scrub(result.stderr.decode("utf-8", "replace")[-TAIL_CHARS:]),
-            provider_stop=_scrubbed(agent, provider_stop(result, facts)),
+            provider_stop=_scrubbed(agent, stop),
             final_message=_scrubbed(agent, bounded(facts.final_message)),
+            meter_log=meter_log,
         )
+
+    def close(self) -> None:
+        if self.meter is not None:
+            self.meter.close_trial(self.meter_token)
+            self.meter = None
+            self.agent.wire_url = self.agent.base_url
 
 
 def _scrubbed(agent: CliAgent, text: str | None) -> str | None:

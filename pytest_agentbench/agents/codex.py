@@ -50,6 +50,7 @@ class CodexAgent(CliAgent):
     name = "codex"
     default_key_env = "OPENAI_API_KEY"
     default_provider = "api.openai.com"
+    default_upstream = "https://api.openai.com/v1"
     cumulative_usage = True  # `exec resume` reports usage since the session began
     credential_env = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
     key_variables = ("OPENAI_API_KEY", "CODEX_API_KEY")
@@ -82,13 +83,13 @@ class CodexAgent(CliAgent):
         values = {"sandbox_mode": self.sandbox_mode}
         if self.settings.reasoning:
             values["model_reasoning_effort"] = self.settings.reasoning
-        if self.base_url:
+        if self.wire_url:  # a metered run reaches OpenAI through a custom provider too
             prefix = f"model_providers.{PROVIDER}"
             values.update(
                 {
                     "model_provider": PROVIDER,
                     f"{prefix}.name": PROVIDER,
-                    f"{prefix}.base_url": self.base_url,
+                    f"{prefix}.base_url": self.wire_url,
                     f"{prefix}.env_key": self.key_env,
                     f"{prefix}.wire_api": "responses",
                 }

@@ -113,7 +113,7 @@ class OpencodeAgent(CliAgent):
                 PROVIDER: {
                     "npm": "@ai-sdk/openai-compatible",
                     "name": PROVIDER,
-                    "options": {"baseURL": self.base_url, "apiKey": f"{{env:{self.key_env}}}"},
+                    "options": {"baseURL": self.wire_url, "apiKey": f"{{env:{self.key_env}}}"},
                     "models": {self.settings.model: {"name": self.settings.model}},
                 }
             }

@@ -69,3 +69,23 @@ class MeterProcess:
         for stream in (self._proc.stdout, self._proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+_shared: MeterProcess | None = None
+
+
+def shared_meter(log: Path | None) -> MeterProcess:
+    """This pytest process's proxy, started on first use (trials of one process run one at a
+    time, so one proxy serves them all; xdist workers each start their own)."""
+    global _shared
+    if _shared is None:
+        _shared = MeterProcess(log=log)
+    return _shared
+
+
+def stop_shared_meter() -> None:
+    """Stop this process's proxy, if one was started (at pytest_unconfigure)."""
+    global _shared
+    if _shared is not None:
+        _shared.stop()
+        _shared = None

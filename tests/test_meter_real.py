@@ -1,0 +1,106 @@
+"""The real codex, Claude Code and opencode through the metering proxy, the scripted model
+server upstream: metered tokens equal what the server served, faults are retried, and a
+provider refusal on the wire (never an injected one) stops the run as http_<status>."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from test_agents_real import (  # the same CLIs, task and key as the adapters' real tests
+    EDIT,
+    USAGE,
+    api_key,
+    cli,
+    run_agent,
+    task_dir,
+)
+
+if TYPE_CHECKING:
+    from pytest_agentbench.testing.pytest_plugin import ServerFactory
+
+pytestmark = pytest.mark.real
+pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
+__all__ = ["api_key", "cli", "task_dir"]  # fixtures, re-used
+
+DONE = {"message": "Changed hello to goodbye."}
+SCRIPT = {"usage": USAGE, "turns": [EDIT, DONE]}
+
+
+def test_metered_tokens_equal_what_the_server_served(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    server = agentbench_model_server(SCRIPT)
+    result, report = run_agent(
+        pytester, cli, server, task_dir, "--agentbench-meter=on", sandbox="tmp"
+    )
+    result.assert_outcomes(passed=1)
+    (obs,) = report["observations"]
+    served = server.served_usage(include_side=True)
+    metered = obs["metered"]
+    assert metered["requests"] == len(server.requests)
+    assert metered["statuses"] == {"200": len(server.requests)}
+    tokens = metered["tokens"]
+    assert {k: tokens[k] for k in ("input", "cached_input", "output")} == {
+        k: served[k] for k in ("input", "cached_input", "output")
+    }
+    # Messages reports cache writes but no reasoning; Responses and Chat the other way round.
+    assert tokens["reasoning"] == (None if cli == "claude" else served["reasoning"])
+    assert tokens["cache_write"] == (served["cache_write"] if cli == "claude" else None)
+    assert {k: obs["tokens"][k] for k in ("input", "cached_input", "output")} == {
+        k: tokens[k] for k in ("input", "cached_input", "output")
+    }  # no divergence: each CLI's self-report matches the wire here
+    assert api_key not in (pytester.path / "report.json").read_text()
+
+
+def test_injected_500s_are_retried_and_the_task_still_solved(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    server = agentbench_model_server(SCRIPT)
+    result, report = run_agent(
+        pytester,
+        cli,
+        server,
+        task_dir,
+        "--agentbench-meter=on",
+        "--agentbench-faults=every:2:500",
+        *(["--agent-opt=retries=4"] if cli != "opencode" else []),  # opencode retries anyway
+        sandbox="tmp",
+    )
+    result.assert_outcomes(passed=1)
+    (obs,) = report["observations"]
+    assert obs["status"] == "scored" and obs["first_exact"] is True
+    assert obs["metered"]["faults"] >= 1 and obs["metered"]["retried_after_fault"] is True
+    assert obs["metered"]["statuses"]["500"] == obs["metered"]["faults"]
+
+
+@pytest.mark.parametrize("injected", [False, True])
+def test_a_401_on_the_wire_stops_the_run_an_injected_one_does_not(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+    injected: bool,
+) -> None:
+    script = SCRIPT if injected else {"turns": [{"fault": 401}]}
+    faults = ["--agentbench-faults=every:1:401"] if injected else []
+    server = agentbench_model_server(script)
+    _, report = run_agent(
+        pytester, cli, server, task_dir, "--agentbench-meter=on", *faults, sandbox="tmp"
+    )
+    (obs,) = report["observations"]
+    if injected:
+        assert server.requests == []  # the meter answered every request itself
+        assert obs["status"] == "scored" and obs["first_exact"] is False
+    else:
+        assert (obs["status"], obs["cause"]) == ("provider_stop", "http_401")
