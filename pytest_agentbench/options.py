@@ -324,12 +324,17 @@ def task_sources(config: pytest.Config) -> tuple[str, ...]:
 
 def _ini_source(config: pytest.Config, spec: str) -> str:
     """An ini task source: builtin:NAME as it is (checked here, naming the ini file), or a
-    path made absolute from the ini file's directory, as pytest does for its path values."""
+    path made absolute from the ini file's directory, as pytest does for its path values
+    (after a FORMAT: prefix, which stays)."""
     if spec.startswith(BUILTIN_PREFIX):
         builtin_source(spec, f"{config.inipath or '-o'}: agentbench_tasks =")
         return spec
+    from pytest_agentbench.tasks.formats import split_format
+
+    forced, rest = split_format(spec)
     base = config.inipath.parent if config.inipath else config.invocation_params.dir
-    return str(Path(base) / spec)
+    path = str(Path(base) / rest)
+    return f"{forced}:{path}" if forced else path
 
 
 def settings_from_config(config: pytest.Config) -> Settings | None:
