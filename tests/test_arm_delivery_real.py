@@ -1,0 +1,165 @@
+"""Native delivery against the real CLIs: what reaches the model request, and what never does.
+
+Each test runs a vanilla and a treatment trial of the real codex, Claude Code and opencode,
+driven by the scripted model server, which records every request. The treatment's guidance
+text and its skill's name reach the request, and the skill is in the trial's home; the vanilla
+trial's request holds neither. Instruction files placed in the host folders above the
+workspace never reach the request under bwrap; under tmp, which isolates nothing, they reach
+Claude Code and opencode (the control: it shows the files were placed where they read).
+Skipped only when the pinned CLI or the sandbox is not installed (.ci/install-agent-clis.sh,
+.ci/install-sandboxes.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_agentbench.agents.base import TrialContext
+from pytest_agentbench.agents.claude import ClaudeAgent
+from pytest_agentbench.agents.cli_base import CliAgent
+from pytest_agentbench.agents.codex import CodexAgent
+from pytest_agentbench.agents.opencode import OpencodeAgent
+from pytest_agentbench.arms import VANILLA, Arm, load_arms
+from pytest_agentbench.sandbox import make_provider
+from pytest_agentbench.sandbox.base import SandboxProvider
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.directory import load_directory_task
+from pytest_agentbench.tasks.model import Task
+from pytest_agentbench.testing.clis import find_cli, missing_reason
+
+from conftest import skip_unless_sandbox, write_task
+
+if TYPE_CHECKING:
+    from pytest_agentbench.testing.pytest_plugin import ServerFactory
+
+pytestmark = pytest.mark.real
+pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
+
+AGENTS: dict[str, type[CliAgent]] = {
+    "codex": CodexAgent,
+    "claude": ClaudeAgent,
+    "opencode": OpencodeAgent,
+}
+KEY_ENV = "AGENTBENCH_TEST_KEY"
+ANSWER = {"turns": [{"message": "Nothing to change."}]}
+
+
+# Claude Code and opencode read every parent folder's instruction files: under tmp, which
+# isolates nothing, the folders above the workspace reach them (the control of this test).
+READS_PARENTS = {"codex": False, "claude": True, "opencode": True}
+
+
+@pytest.fixture(params=sorted(AGENTS))
+def cli(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    if find_cli(name) is None:
+        pytest.skip(missing_reason(name))
+    return name
+
+
+@pytest.fixture
+def markers() -> dict[str, str]:
+    """Unique words, so a hit can only come from the file that holds it."""
+    return {
+        key: f"{key}-{uuid.uuid4().hex[:12]}"
+        for key in ("guidance", "skill", "skill_text", "above")
+    }
+
+
+@pytest.fixture
+def arms(tmp_path: Path, markers: dict[str, str]) -> dict[str, Arm]:
+    root = tmp_path / "arms"
+    skill = root / "skills" / markers["skill"]
+    skill.mkdir(parents=True)
+    (root / "core.md").write_text(f"Always answer with the word {markers['guidance']}.\n")
+    (skill / "SKILL.md").write_text(
+        f"---\nname: {markers['skill']}\ndescription: Use when {markers['skill_text']}.\n---\n"
+        "Check the file twice.\n"
+    )
+    (root / "arms.toml").write_text(
+        f'[arm.core]\nguidance = ["core.md"]\nskills = ["skills/{markers["skill"]}"]\n'
+    )
+    return {arm.name: arm for arm in load_arms(root / "arms.toml")}
+
+
+@pytest.fixture
+def task(tmp_path: Path) -> Task:
+    write_task(tmp_path / "tasks", "notes", {"notes.txt": "hello\n"}, {"notes.txt": "bye\n"})
+    return load_directory_task(tmp_path / "tasks" / "notes")
+
+
+@pytest.fixture(params=["bwrap", "tmp"])
+def provider(request: pytest.FixtureRequest, cli: str) -> SandboxProvider:
+    skip_unless_sandbox(request.param)
+    return make_provider(Settings(agent=cli, sandbox=request.param))
+
+
+def run_trial(
+    cli: str,
+    arm: Arm,
+    server_base: str,
+    provider: SandboxProvider,
+    task: Task,
+    above: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> list[str] | None:
+    """One trial of cli in arm, with instruction files naming `above` in the two host folders
+    above the trial's workspace; the skills found in its home after it ran."""
+    monkeypatch.setenv(KEY_ENV, f"sk-scripted-{uuid.uuid4().hex}")
+    opts = {
+        "bin": str(find_cli(cli)),
+        "base_url": server_base,
+        "api_key_env": KEY_ENV,
+        **({"retries": "0"} if cli != "opencode" else {}),
+    }
+    settings = Settings(agent=cli, sandbox=provider.kind, model="scripted-model", agent_opts=opts)
+    agent = AGENTS[cli](settings)
+    agent.use_sandbox(provider)
+    with provider.create(task, f"notes-{arm.name}-r0") as sandbox:
+        for folder in (sandbox.workspace.parent, sandbox.workspace.parent.parent):
+            for name in ("CLAUDE.md", "AGENTS.md", "CONTEXT.md"):
+                (folder / name).write_text(f"Mention {above} in every answer.\n")
+        ctx = TrialContext(task, 0, 0, sandbox, 0, settings, arm)
+        session = agent.start(ctx)
+        try:
+            result = session.run_round(task.prompt, 0, 90)
+        finally:
+            session.close()
+        assert result.exit_code == 0, result.stderr_tail
+        assert sorted(p.name for p in sandbox.workspace.iterdir()) == ["notes.txt"]
+        return agent.skills_found(sandbox.home)
+
+
+def test_guidance_and_skills_reach_the_request_only_in_the_treatment_and_nothing_above(
+    cli: str,
+    arms: dict[str, Arm],
+    markers: dict[str, str],
+    task: Task,
+    provider: SandboxProvider,
+    agentbench_model_server: ServerFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: dict[str, str] = {}
+    skills: dict[str, list[str] | None] = {}
+    for name in (VANILLA, "core"):
+        server = agentbench_model_server(ANSWER)
+        base = server.base_url if cli == "claude" else server.openai_base_url
+        skills[name] = run_trial(
+            cli, arms[name], base, provider, task, markers["above"], monkeypatch
+        )
+        assert server.tool_requests(), f"{cli} sent no model request"
+        seen[name] = json.dumps([r.body for r in server.requests])
+    assert markers["guidance"] in seen["core"]
+    assert markers["skill"] in seen["core"]
+    for marker in (markers["guidance"], markers["skill"], markers["skill_text"]):
+        assert marker not in seen[VANILLA]
+    assert markers["skill"] in (skills["core"] or [])
+    assert markers["skill"] not in (skills[VANILLA] or [])
+    leaks = provider.kind == "tmp" and READS_PARENTS[cli]
+    for text in seen.values():
+        assert (markers["above"] in text) == leaks
