@@ -1,13 +1,13 @@
 """Native delivery against the real CLIs: what reaches the model request, and what never does.
 
-Each test runs a vanilla and a treatment trial of the real codex, Claude Code and opencode,
-driven by the scripted model server, which records every request. The treatment's guidance
-text and its skill's name reach the request, and the skill is in the trial's home; the vanilla
-trial's request holds neither. Instruction files placed in the host folders above the
-workspace never reach the request under bwrap; under tmp, which isolates nothing, they reach
-Claude Code and opencode (the control: it shows the files were placed where they read).
-Skipped only when the pinned CLI or the sandbox is not installed (.ci/install-agent-clis.sh,
-.ci/install-sandboxes.sh).
+Each test runs a vanilla and a treatment trial of the real codex, Claude Code and opencode
+(under bwrap and tmp; codex under docker too), driven by the scripted model server, which
+records every request. The treatment's guidance text and its skill's name reach the request,
+and the skill is in the trial's home; the vanilla trial's request holds neither. Instruction
+files placed in the host folders above the workspace never reach the request under bwrap or
+docker; under tmp, which isolates nothing, they reach Claude Code and opencode (the control:
+it shows the files were placed where those CLIs read). Skipped only when the pinned CLI or
+the sandbox is not installed (.ci/install-agent-clis.sh, .ci/install-sandboxes.sh).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pytest_agentbench.tasks.directory import load_directory_task
 from pytest_agentbench.tasks.model import Task
 from pytest_agentbench.testing.clis import find_cli, missing_reason
 
-from conftest import skip_unless_sandbox, write_task
+from conftest import TEST_IMAGE, skip_unless_sandbox, write_task
 
 if TYPE_CHECKING:
     from pytest_agentbench.testing.pytest_plugin import ServerFactory
@@ -54,9 +54,15 @@ ANSWER = {"turns": [{"message": "Nothing to change."}]}
 READS_PARENTS = {"codex": False, "claude": True, "opencode": True}
 
 
-@pytest.fixture(params=sorted(AGENTS))
-def cli(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
+# Every CLI under bwrap and tmp; codex also under docker, with the host's CLI mounted.
+TRIALS = [(cli, kind) for kind in ("bwrap", "tmp") for cli in sorted(AGENTS)] + [
+    ("codex", "docker")
+]
+
+
+@pytest.fixture
+def cli(trial: tuple[str, str]) -> str:
+    name = trial[0]
     if find_cli(name) is None:
         pytest.skip(missing_reason(name))
     return name
@@ -93,10 +99,12 @@ def task(tmp_path: Path) -> Task:
     return load_directory_task(tmp_path / "tasks" / "notes")
 
 
-@pytest.fixture(params=["bwrap", "tmp"])
-def provider(request: pytest.FixtureRequest, cli: str) -> SandboxProvider:
-    skip_unless_sandbox(request.param)
-    return make_provider(Settings(agent=cli, sandbox=request.param))
+@pytest.fixture
+def provider(trial: tuple[str, str], cli: str) -> SandboxProvider:
+    kind = trial[1]
+    skip_unless_sandbox(kind)
+    image = TEST_IMAGE if kind == "docker" else None
+    return make_provider(Settings(agent=cli, sandbox=kind, docker_image=image))
 
 
 def run_trial(
@@ -135,7 +143,9 @@ def run_trial(
         return agent.skills_found(sandbox.home)
 
 
+@pytest.mark.parametrize("trial", TRIALS, ids=[f"{c}-{k}" for c, k in TRIALS])
 def test_guidance_and_skills_reach_the_request_only_in_the_treatment_and_nothing_above(
+    trial: tuple[str, str],
     cli: str,
     arms: dict[str, Arm],
     markers: dict[str, str],
