@@ -70,6 +70,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(WorkerRelay(config, settings), RELAY_NAME)
     else:
         config.pluginmanager.register(AgentbenchReporter(config, settings), REPORTER_NAME)
+        if settings.meter != "off":
+            from pytest_agentbench.meter.readout import MeterReadout
+
+            config.pluginmanager.register(MeterReadout(), "agentbench-meter-readout")
     register_run_plugins(config, settings, worker=worker)
     fixtures.process_agent(config, settings)  # an agent that cannot start: a usage error now
 

@@ -1,0 +1,147 @@
+"""The metering readout: metered totals, cache-hit share, self-report divergence and the fault
+readout, per agent, over the run's Observations; in the JSON report (`metering`) and the
+terminal. Registered on the controller only when --agentbench-meter is on or auto."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from pytest_agentbench.meter.records import FIELDS
+from pytest_agentbench.observation import SCORED
+
+COMPARED = ("input", "cached_input", "output")  # fields every CLI reports about itself
+DIVERGENCE_FLAG = 0.01
+
+
+def _known_sum(values: Sequence[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known and len(known) == len(values) else None
+
+
+def divergence(observations: Sequence[Mapping[str, Any]], field: str) -> dict[str, Any]:
+    """(self - metered) / metered for one token field, over trials where both are known."""
+    pairs = []
+    for obs in observations:
+        metered = (obs.get("metered") or {}).get("tokens") or {}
+        own = obs.get("tokens") or {}
+        if metered.get(field) is not None and own.get(field) is not None:
+            pairs.append((own[field], metered[field]))
+    wire = sum(m for _, m in pairs)
+    value = (sum(s for s, _ in pairs) - wire) / wire if pairs and wire else None
+    return {
+        "value": value,
+        "trials": len(pairs),
+        "flagged": value is not None and abs(value) > DIVERGENCE_FLAG,
+    }
+
+
+def fault_readout(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Faulted trials, how many the agent retried and still solved, and the in-run control:
+    the solve rate of the trials that met no fault."""
+    faulted = [o for o in observations if (o.get("metered") or {}).get("faults")]
+    clean = [o for o in observations if o.get("metered") and not o["metered"]["faults"]]
+    scored = [o for o in clean if o["status"] == SCORED]
+    return {
+        "faulted_trials": len(faulted),
+        "retried": sum(1 for o in faulted if o["metered"]["retried_after_fault"]),
+        "still_solved": sum(1 for o in faulted if o["final_exact"]),
+        "control_trials": len(scored),
+        "control_solve_rate": (
+            sum(1 for o in scored if o["final_exact"]) / len(scored) if scored else None
+        ),
+    }
+
+
+def agent_block(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    metered = [o for o in observations if "metered" in o]
+    totals = {
+        field: _known_sum([(o["metered"]["tokens"] or {}).get(field) for o in metered])
+        for field in FIELDS
+    }
+    side = {
+        field: _known_sum([(o["metered"]["side_tokens"] or {}).get(field, 0) for o in metered])
+        for field in FIELDS
+    }
+    cached, total_input = totals["cached_input"], totals["input"]
+    return {
+        "trials": len(observations),
+        "metered_trials": len(metered),
+        "requests": sum(o["metered"]["requests"] for o in metered),
+        "tokens": totals,
+        "side_tokens": side,
+        "cache_hit_share": cached / total_input if cached is not None and total_input else None,
+        "divergence": {field: divergence(metered, field) for field in COMPARED},
+        "faults": fault_readout(metered),
+    }
+
+
+def metering_block(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The report's `metering` block: one entry per agent."""
+    by_agent: dict[str, list[Mapping[str, Any]]] = {}
+    for obs in observations:
+        by_agent.setdefault((obs.get("agent") or {}).get("name", "?"), []).append(obs)
+    return {name: agent_block(group) for name, group in sorted(by_agent.items())}
+
+
+def _pct(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:+.2%}"
+
+
+def metering_lines(block: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for name, entry in block.items():
+        tokens = entry["tokens"]
+        shown = ", ".join(
+            f"{field} {'unknown' if tokens[field] is None else tokens[field]}" for field in FIELDS
+        )
+        lines.append(
+            f"metered {name}: {entry['metered_trials']}/{entry['trials']} trials, "
+            f"{entry['requests']} requests; {shown}"
+        )
+        if entry["metered_trials"] < entry["trials"]:
+            lines.append(
+                f"  {entry['trials'] - entry['metered_trials']} trials ran unmetered "
+                "(no API key, or an account login)"
+            )
+        share = entry["cache_hit_share"]
+        side_input = entry["side_tokens"]["input"]
+        lines.append(
+            f"  cache-hit share {'unknown' if share is None else f'{share:.1%}'}; "
+            f"side requests (no tools) input {'unknown' if side_input is None else side_input}"
+        )
+        for field, div in entry["divergence"].items():
+            flag = "  <-- over 1%" if div["flagged"] else ""
+            lines.append(
+                f"  self-report divergence {field}: {_pct(div['value'])} "
+                f"over {div['trials']} trials{flag}"
+            )
+        faults = entry["faults"]
+        if faults["faulted_trials"]:
+            rate = faults["control_solve_rate"]
+            lines.append(
+                f"  faults: {faults['faulted_trials']} trials met one; retried "
+                f"{faults['retried']}, still solved {faults['still_solved']}; in-run control "
+                f"{'unknown' if rate is None else f'{rate:.0%}'} solved of "
+                f"{faults['control_trials']}"
+            )
+    return lines
+
+
+class MeterReadout:
+    """Adds the `metering` block to the JSON report and prints it after the run."""
+
+    def __init__(self) -> None:
+        self.block: dict[str, Any] | None = None
+
+    def pytest_agentbench_report_json(self, config: pytest.Config, report: dict[str, Any]) -> None:
+        self.block = metering_block(report.get("observations") or [])
+        report["metering"] = self.block
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.block:
+            terminalreporter.write_line("")
+            for line in metering_lines(self.block):
+                terminalreporter.write_line(line)

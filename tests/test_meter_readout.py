@@ -1,0 +1,74 @@
+"""The metering readout over hand-built Observations: totals, cache share, divergence, faults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_agentbench.meter.readout import metering_block, metering_lines
+
+
+def obs(
+    own: dict[str, int] | None,
+    wire: dict[str, int] | None,
+    faults: int = 0,
+    solved: bool = True,
+    agent: str = "codex",
+) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "status": "scored",
+        "final_exact": solved,
+        "tokens": own,
+        "agent": {"name": agent},
+    }
+    if wire is not None:
+        full: dict[str, int | None] = {"cache_write": None, "reasoning": None, **wire}
+        record["metered"] = {
+            "requests": 3,
+            "statuses": {"200": 3},
+            "tokens": full,
+            "side_tokens": None,
+            "faults": faults,
+            "retried_after_fault": True if faults else None,
+        }
+    return record
+
+
+WIRE = {"input": 0, "cached_input": 500, "output": 10}
+
+
+def test_divergence_counts_only_trials_where_both_are_known_and_flags_over_one_percent() -> None:
+    trials = [
+        obs({"input": 1050, "cached_input": 500, "output": 10}, {**WIRE, "input": 1000}),
+        obs(None, {"input": 3000, "cached_input": 0, "output": 5}),
+        obs({"input": 7, "cached_input": 0, "output": 1}, None),
+    ]  # fmt: skip
+    entry = metering_block(trials)["codex"]
+    assert (entry["trials"], entry["metered_trials"], entry["requests"]) == (3, 2, 6)
+    assert entry["divergence"]["input"] == {"value": 0.05, "trials": 1, "flagged": True}
+    assert entry["divergence"]["output"] == {"value": 0.0, "trials": 1, "flagged": False}
+    assert entry["tokens"]["input"] == 4000 and entry["tokens"]["reasoning"] is None
+    assert entry["cache_hit_share"] == 500 / 4000
+    lines = metering_lines({"codex": entry})
+    assert "  self-report divergence input: +5.00% over 1 trials  <-- over 1%" in lines
+    assert "  1 trials ran unmetered (no API key, or an account login)" in lines
+
+
+def test_fault_readout_keeps_the_in_run_control_apart() -> None:
+    wire = {"input": 10, "cached_input": 0, "output": 1}
+    trials = [
+        obs(None, wire, faults=2, solved=True),
+        obs(None, wire, faults=1, solved=False),
+        obs(None, wire, solved=True),
+        obs(None, wire, solved=False),
+        obs(None, wire, solved=True, agent="claude"),
+    ]
+    block = metering_block(trials)
+    assert block["codex"]["faults"] == {
+        "faulted_trials": 2,
+        "retried": 2,
+        "still_solved": 1,
+        "control_trials": 2,
+        "control_solve_rate": 0.5,
+    }
+    assert block["claude"]["faults"]["faulted_trials"] == 0
+    assert any("in-run control 50% solved of 2" in line for line in metering_lines(block))
