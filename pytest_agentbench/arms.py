@@ -228,8 +228,14 @@ def _skill(path: Path, arm: str, directory: Path) -> Skill:
             "add a SKILL.md with name and description",
         )
     try:
-        meta = front_matter(skill_md.read_bytes().decode())
-    except (ValueError, UnicodeDecodeError) as exc:
+        text = skill_md.read_bytes().decode()
+    except UnicodeDecodeError:
+        raise _fail(
+            path, arm, "skills", f"{skill_md} is not UTF-8 text", "save it as UTF-8"
+        ) from None
+    try:
+        meta = front_matter(text)
+    except ValueError as exc:
         raise _fail(
             path,
             arm,

@@ -224,3 +224,24 @@ def test_front_matter_needs_single_line_name_and_description(text, problem):
 def test_front_matter_ignores_other_keys_and_quotes():
     text = "---\nname: 'q'\nlicense: MIT\nmetadata:\n  nested: yes\ndescription: \"d: e\"\n---\n"
     assert front_matter(text) == {"name": "q", "description": "d: e"}
+
+
+single_line = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30
+).filter(lambda v: v.strip().strip("'\"").strip() and v.strip()[:1] not in "|>")
+
+
+@given(single_line, single_line)
+def test_any_single_line_name_and_description_are_read_back(name, description):
+    text = f"---\nname: {name}\ndescription: {description}\nlicense: MIT\n---\nBody.\n"
+    assert front_matter(text) == {
+        "name": name.strip().strip("'\"").strip(),
+        "description": description.strip().strip("'\"").strip(),
+    }
+
+
+def test_a_skill_md_that_is_not_utf8_is_refused(tmp_path):
+    directory = skill(tmp_path)
+    (directory / "SKILL.md").write_bytes(b"---\nname: \xff\n---\n")
+    message = _error(tmp_path, '[arm.core]\nskills = ["skills/quality"]\n')
+    assert message.endswith("skills/quality/SKILL.md is not UTF-8 text; save it as UTF-8")
