@@ -159,7 +159,10 @@ def round_output(results: Sequence[RoundResult], stream: str) -> str:
 
 
 def trial_artifacts(
-    results: Sequence[RoundResult], final_diff: str, secrets: list[tuple[str, str]]
+    results: Sequence[RoundResult],
+    final_diff: str,
+    secrets: list[tuple[str, str]],
+    verifier_output: str = "",
 ) -> dict[str, str]:
     """The non-empty artifacts of one trial, scrubbed of `secrets` (from secret_variables)."""
     texts = {
@@ -168,5 +171,7 @@ def trial_artifacts(
         "diff.patch": final_diff,
         # The final round's message, whose last COMPLETION: line is the trial's verdict.
         "final-message.txt": (results[-1].final_message or "") if results else "",
+        # The verifier's output in full up to its limit; the failure report shows its tail.
+        "verifier.txt": verifier_output,
     }
     return {name: scrub(text, secrets=secrets) for name, text in texts.items() if text}

@@ -151,7 +151,9 @@ def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
     if SECRETS_KEY not in config.stash:  # the environment is read once: it is the run's
         config.stash[SECRETS_KEY] = secret_variables()
     secrets = config.stash[SECRETS_KEY]
-    item.stash[ARTIFACTS_KEY] = trial_artifacts(outcome.results, outcome.final_diff, secrets)
+    item.stash[ARTIFACTS_KEY] = trial_artifacts(
+        outcome.results, outcome.final_diff, secrets, outcome.verifier_output
+    )
     for key in ("final_message", "verdict_reason"):  # the agent's words: scrubbed as artifacts are
         text = outcome.observation.get(key)
         if isinstance(text, str):

@@ -25,7 +25,7 @@ from pytest_agentbench.tasks.model import Task, Tree, file_matches_fd
 
 CHUNK = 1 << 20
 _TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
-VERIFIER_OUTPUT_LIMIT = 4000
+VERIFIER_OUTPUT_LIMIT = 64 * 1024  # kept as the verifier.txt artifact; reports show a tail
 
 
 @dataclass

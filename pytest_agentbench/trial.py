@@ -13,7 +13,6 @@ from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialC
 from pytest_agentbench.artifacts import workspace_diff
 from pytest_agentbench.diffview import render_grade
 from pytest_agentbench.grading import Grade
-from pytest_agentbench.meter.records import summarize
 from pytest_agentbench.observation import (
     PROVIDER_STOP,
     SCORED,
@@ -89,6 +88,7 @@ class TrialOutcome:
     provider_stop: str | None = None
     results: list[RoundResult] = field(default_factory=list)
     final_diff: str = ""  # the last attempt's workspace against the input tree
+    verifier_output: str = ""  # the last grade's verifier output (its tail), for the artifacts
 
 
 class AttemptEnd(NamedTuple):
@@ -121,7 +121,7 @@ class Trial:
         final_exact = False
         stop: str | None = None
         attempts = 0
-        final_diff = ""
+        final_diff = verifier_output = ""
         for attempt in range(self.settings.retry_failures + 1):
             attempts += 1
             sandbox = (
@@ -132,6 +132,7 @@ class Trial:
             try:
                 end = self._attempt(attempt, sandbox, rounds, results)
                 final_exact, failure_text, stop = end.exact, end.failure_text, end.stop
+                verifier_output = end.grade.verifier_output if end.grade else ""
                 # Files that match the expected tree where it equals the input need no reread.
                 unchanged = self.task.unchanged_paths & end.grade.matched if end.grade else set()
                 final_diff = (
@@ -149,7 +150,7 @@ class Trial:
                 break
         observation = self._observation(rounds, results, attempts, final_exact, stop)
         observation["changed_lines"] = changed_lines(final_diff)
-        return TrialOutcome(observation, failure_text, stop, results, final_diff)
+        return TrialOutcome(observation, failure_text, stop, results, final_diff, verifier_output)
 
     def _attempt(
         self,
@@ -251,7 +252,7 @@ class Trial:
             "turns": sum_known_int([r.turns for r in results]),
             "tool_calls": sum_known_int([r.tool_calls for r in results]),
         }
-        observation: Observation = {
+        return {
             "task": self.task.id,
             "repeat": self.repeat,
             "status": PROVIDER_STOP if stop else SCORED,
@@ -274,7 +275,3 @@ class Trial:
             "verdict": verdict,
             "verdict_reason": reason,
         }
-        logs = [r.meter_log for r in results if r.meter_log is not None]
-        if logs:
-            observation["metered"] = summarize([record for log in logs for record in log])
-        return observation

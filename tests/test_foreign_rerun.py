@@ -200,3 +200,15 @@ def test_an_ini_source_keeps_its_format_prefix(pytester) -> None:
         *ORACLE, "-c", str(pytester.path / "conf" / "pytest.ini")
     )
     result.assert_outcomes(passed=1)
+
+
+def test_the_verifier_output_goes_to_the_artifacts_and_its_tail_to_the_report(pytester) -> None:
+    noisy = "import sys\nfor i in range(200):\n    print(f'check {i:03d} failed')\nsys.exit(1)\n"
+    rerun_task(pytester.path / "suite", "noisy", verify=noisy)
+    result = pytester.runpytest_subprocess(*NOP, f"--tasks={pytester.path / 'suite'}", "--tb=short")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*verifier exit code: 1", "check 160 failed", "check 199 failed"])
+    result.stdout.no_fnmatch_line("check 159 failed")
+    (artifact,) = (pytester.path / ".agentbench" / "runs").glob("*/trials/noisy-r0/verifier.txt")
+    lines = artifact.read_text().splitlines()
+    assert lines == [f"check {i:03d} failed" for i in range(200)]
