@@ -13,6 +13,7 @@ from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialC
 from pytest_agentbench.artifacts import workspace_diff
 from pytest_agentbench.diffview import render_grade
 from pytest_agentbench.grading import Grade
+from pytest_agentbench.meter.records import summarize
 from pytest_agentbench.observation import (
     PROVIDER_STOP,
     SCORED,
@@ -252,7 +253,7 @@ class Trial:
             "turns": sum_known_int([r.turns for r in results]),
             "tool_calls": sum_known_int([r.tool_calls for r in results]),
         }
-        return {
+        observation: Observation = {
             "task": self.task.id,
             "repeat": self.repeat,
             "status": PROVIDER_STOP if stop else SCORED,
@@ -275,3 +276,7 @@ class Trial:
             "verdict": verdict,
             "verdict_reason": reason,
         }
+        logs = [r.meter_log for r in results if r.meter_log is not None]
+        if logs:
+            observation["metered"] = summarize([record for log in logs for record in log])
+        return observation
