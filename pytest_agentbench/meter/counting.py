@@ -108,33 +108,52 @@ def body_usage(protocol: str, body: bytes) -> WireUsage | None:
 
 
 class EventSplitter:
-    """Cuts a byte stream into whole Server-Sent Events (raw bytes, separator included)."""
+    """Cuts a byte stream into whole Server-Sent Events (raw bytes, separator included).
+
+    Each byte is searched once, so a long event arriving in many chunks costs linear time."""
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending = bytearray()
+        self._scanned = 0  # no event ends before this offset of _pending
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
         self._pending += chunk
         while True:
-            cut = _event_end(self._pending)
+            cut = _event_end(self._pending, max(0, self._scanned - 3))
             if cut < 0:
+                self._scanned = len(self._pending)
                 return
-            event, self._pending = self._pending[:cut], self._pending[cut:]
+            event = bytes(self._pending[:cut])
+            del self._pending[:cut]
+            self._scanned = 0
             yield event
 
     def rest(self) -> bytes:
         """Bytes after the last whole event (a stream cut off mid-event)."""
-        rest, self._pending = self._pending, b""
+        rest = bytes(self._pending)
+        self._pending.clear()
+        self._scanned = 0
         return rest
 
 
-def _event_end(data: bytes) -> int:
-    ends = [i + len(sep) for sep in (b"\n\n", b"\r\n\r\n") if (i := data.find(sep)) >= 0]
-    return min(ends) if ends else -1
+def _event_end(data: bytearray, start: int) -> int:
+    """The end of the first blank line (LF or CRLF) at or after start, or -1."""
+    newline = data.find(b"\n", start)
+    while newline >= 0:
+        after = newline + 1
+        if data[after : after + 1] == b"\r":
+            after += 1
+        if data[after : after + 1] == b"\n":
+            return after + 1
+        newline = data.find(b"\n", newline + 1)
+    return -1
 
 
 def event_data(event: bytes) -> Any:
-    """The JSON of an event's data lines, or None ([DONE], comments, non-JSON)."""
+    """The JSON of an event's data lines, or None ([DONE], comments, non-JSON, and events
+    that cannot carry usage: only those are parsed, so a long stream relays at speed)."""
+    if b'"usage"' not in event:
+        return None
     lines = [line[5:].lstrip() for line in event.splitlines() if line.startswith(b"data:")]
     if not lines:
         return None
