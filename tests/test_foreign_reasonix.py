@@ -6,6 +6,7 @@ symlink in its workdir/) and a no-solution one whose verifier passes the untouch
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,10 @@ def test_nop_fails_the_solvable_tasks_and_leaves_the_no_solution_one_green(pytes
             "FAILED write-notes::r0 - verifier exit code: 2",
         ]
     )
+
+
+def test_list_names_the_skipped_symlinks() -> None:
+    argv = ["agentbench", "list", f"--tasks=reasonix:{SUITE}"]
+    listed = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    assert "# fix-greeting: symlinks left out of its input: workdir/greet-link.py\n" in listed
+    assert listed.count("\t") == 12  # three task rows of five columns

@@ -9,9 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_agentbench.grading import grade_task
-from pytest_agentbench.tasks.formats import load_task_dir, split_format
+from pytest_agentbench.tasks.formats import FORMAT_NAMES, load_task_dir, split_format
 from pytest_agentbench.tasks.model import TaskError, as_mapping, materialize
 from pytest_agentbench.tasks.validate import validate
 
@@ -119,11 +121,18 @@ def test_a_rerun_task_without_verify_py_is_told_what_it_lacks(tmp_path: Path) ->
         load_task_dir(task_dir)
 
 
-def test_format_prefixes() -> None:
-    assert split_format("rerun:tasks") == ("rerun", "tasks")
+@given(name=st.sampled_from(FORMAT_NAMES), rest=st.text())
+def test_a_format_prefix_splits_off_whatever_follows(name: str, rest: str) -> None:
+    assert split_format(f"{name}:{rest}") == (name, rest)
+
+
+@given(path=st.text().map(lambda tail: "./" + tail) | st.text().map(lambda tail: "/" + tail))
+def test_a_path_written_dot_slash_or_absolute_is_never_a_format(path: str) -> None:
+    assert split_format(path) == (None, path)
+
+
+def test_builtin_is_not_a_format() -> None:
     assert split_format("builtin:tasks") == (None, "builtin:tasks")
-    assert split_format("./a:b") == (None, "./a:b")
-    assert split_format("/abs/a:b") == (None, "/abs/a:b")
 
 
 @pytest.mark.parametrize("dist", DISTS)

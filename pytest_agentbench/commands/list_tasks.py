@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
         scale = task.meta.get("scale", "-")
         variant = task.meta.get("variant", "-")
         print(f"{task.id}\t{task.category or '-'}\t{scale}\t{variant}\t{task.fixture_hash}")
+        if "skipped_symlinks" in task.meta:  # a foreign format's workdir/ may hold symlinks
+            print(f"# {task.id}: symlinks left out of its input: {task.meta['skipped_symlinks']}")
     rows = len(hashes) + broken
     if rows == 0:
         raise no_tasks(args.tasks)
