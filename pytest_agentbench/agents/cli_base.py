@@ -234,6 +234,7 @@ class CliAgent(Agent):
     def preflight(self) -> None:
         """No trial starts without a credential: the provider would refuse each one after
         its retries. Logins are never used, since every trial's home is private."""
+        self.meter_upstream()  # --agentbench-meter=on that cannot meter: a usage error now
         names = tuple(dict.fromkeys(self.credential_names()))
         if any(os.environ.get(name) for name in names):
             return
