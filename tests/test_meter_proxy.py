@@ -263,7 +263,8 @@ def test_meter_exits_when_its_parent_lets_go() -> None:
         http.client.HTTPConnection("127.0.0.1", process.port, timeout=5).request("GET", "/")
 
 
-def _certificate(directory: Path) -> tuple[Path, Path]:
+def make_certificate(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (cert.pem, key.pem), valid for an hour."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agentbench test upstream")])
     now = datetime.datetime.now(datetime.UTC)
@@ -298,7 +299,7 @@ def _certificate(directory: Path) -> tuple[Path, Path]:
 def test_https_upstream_with_a_trusted_certificate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: bool
 ) -> None:
-    cert_file, key_file = _certificate(tmp_path)
+    cert_file, key_file = make_certificate(tmp_path)
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     tls.load_cert_chain(cert_file, key_file)
     if trusted:

@@ -4,6 +4,8 @@ provider refusal on the wire (never an injected one) stops the run as http_<stat
 
 from __future__ import annotations
 
+import ssl
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,9 @@ from test_agents_real import (  # the same CLIs, task and key as the adapters' r
     run_agent,
     task_dir,
 )
+from test_meter_proxy import make_certificate
+
+from pytest_agentbench.testing.model_server import ScriptedModelServer
 
 if TYPE_CHECKING:
     from pytest_agentbench.testing.pytest_plugin import ServerFactory
@@ -28,14 +33,30 @@ DONE = {"message": "Changed hello to goodbye."}
 SCRIPT = {"usage": USAGE, "turns": [EDIT, DONE]}
 
 
+@pytest.fixture(params=["http", "https"])
+def upstream(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[ScriptedModelServer]:
+    """The scripted server, plain or behind TLS with a certificate the meter is told to trust
+    through SSL_CERT_FILE, as a real provider speaks HTTPS."""
+    tls = None
+    if request.param == "https":
+        cert_file, key_file = make_certificate(tmp_path)
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(cert_file, key_file)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+    with ScriptedModelServer(SCRIPT, tls=tls) as server:
+        yield server
+
+
 def test_metered_tokens_equal_what_the_server_served(
     pytester: pytest.Pytester,
-    agentbench_model_server: ServerFactory,
+    upstream: ScriptedModelServer,
     cli: str,
     task_dir: Path,
     api_key: str,
 ) -> None:
-    server = agentbench_model_server(SCRIPT)
+    server = upstream
     result, report = run_agent(
         pytester, cli, server, task_dir, "--agentbench-meter=on", sandbox="tmp"
     )
