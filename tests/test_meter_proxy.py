@@ -327,3 +327,21 @@ def test_meter_start_is_bounded() -> None:
     process._proc.wait(timeout=30)
     assert process._proc.returncode == 0 and time.monotonic() - started < 30
     process.stop()
+
+
+def test_a_hang_holds_the_request_and_does_not_hold_up_the_stop() -> None:
+    process = MeterProcess(max_seconds=60)
+    with ScriptedModelServer({"turns": []}) as server:
+        token, _ = process.open_trial(server.openai_base_url, faults="1:hang")
+        conn = http.client.HTTPConnection("127.0.0.1", process.port, timeout=1)
+        try:
+            conn.request("POST", f"/t/{token}/chat/completions", "{}")
+            with pytest.raises(TimeoutError):
+                conn.getresponse()
+        finally:
+            conn.close()
+        (record,) = process.counters(token)["log"]
+        process.stop()
+    assert (record["injected"], record["status"]) == ("hang", None)
+    assert server.requests == []
+    assert process._proc.returncode == 0  # a clean exit, not the kill after stop's wait

@@ -26,7 +26,10 @@ def _watch_stdin(stop: asyncio.Event) -> None:
 
 
 async def serve(log: Path | None, max_seconds: float) -> None:
-    runner = web.AppRunner(Meter(log).app(), access_log=None, handle_signals=False)
+    # A stop does not wait for requests held by a `hang` fault: their clients are gone too.
+    runner = web.AppRunner(
+        Meter(log).app(), access_log=None, handle_signals=False, shutdown_timeout=1.0
+    )
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
