@@ -20,7 +20,8 @@ from test_agents_real import (  # the same CLIs, task and key as the adapters' r
 )
 from test_meter_proxy import make_certificate
 
-from pytest_agentbench.testing.model_server import ScriptedModelServer
+from pytest_agentbench.testing.clis import find_cli, missing_reason
+from pytest_agentbench.testing.model_server import ScriptedModelServer, workdir_of
 
 if TYPE_CHECKING:
     from pytest_agentbench.testing.pytest_plugin import ServerFactory
@@ -134,3 +135,37 @@ def test_a_401_on_the_wire_stops_the_run_an_injected_one_does_not(
         assert obs["status"] == "scored" and obs["first_exact"] is False
     else:
         assert (obs["status"], obs["cause"]) == ("provider_stop", "http_401")
+
+
+def test_two_xdist_workers_attribute_every_request_to_its_trial(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    """Four trials on two workers share one server whose tool turns go to whichever trial asks
+    first, so trials make different numbers of requests; each trial's metered count must be
+    the requests the server saw from that trial's workspace."""
+    if find_cli("claude") is None:
+        pytest.skip(missing_reason("claude"))
+    script = {"usage": USAGE, "turns": [{"calls": [{"shell": "true"}]}] * 6}
+    server = agentbench_model_server(script)
+    _, report = run_agent(
+        pytester,
+        "claude",
+        server,
+        task_dir,
+        "--agentbench-meter=on",
+        "--repeats=4",
+        "-n",
+        "2",
+        sandbox="tmp",
+    )
+    observations = report["observations"]
+    assert len(observations) == 4
+    served = [workdir_of(r.body) or "" for r in server.requests]
+    for obs in observations:
+        mine = [w for w in served if f"-r{obs['repeat']}-" in w]
+        assert obs["metered"]["requests"] == len(mine) > 0
+        assert obs["metered"]["tokens"]["input"] == len(mine) * USAGE["input"]
+    assert sum(o["metered"]["requests"] for o in observations) == len(server.requests)
