@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench.arm_trials import arm_prompt, item_name, run_arms, trial_order
+from pytest_agentbench.arms import Arm
 from pytest_agentbench.observation import OBSERVATION_KEY, Observation
 from pytest_agentbench.tasks.formats import forced_format, forced_formats, load_task_dir
 from pytest_agentbench.tasks.model import Task, TaskError
@@ -50,12 +52,20 @@ class TaskItem(pytest.Function):
     """One trial: a task x repeat. Its call object runs the trial through the fixtures."""
 
     def __init__(
-        self, *, task: Task | None, task_id: str, repeat: int, error: str | None, **kwargs: Any
+        self,
+        *,
+        task: Task | None,
+        task_id: str,
+        repeat: int,
+        error: str | None,
+        arm: Arm | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(callobj=self.run_trial, **kwargs)
         self.task = task
         self.task_id = task_id
         self.repeat = repeat
+        self.arm = arm  # the arm the trial runs in, with --arms
         self.task_error = error
         self.reused: Observation | None = None  # the recorded Observation, when resumed
 
@@ -113,29 +123,55 @@ def make_items(
     *,
     generated: bool = False,
 ) -> Iterator[TaskItem]:
-    """One item per repeat, or per repeat named on the command line (see selection.py)."""
+    """One item per repeat (per arm and repeat with --arms), or per trial named on the
+    command line (see selection.py)."""
     settings = parent.config.stash[SETTINGS_KEY]
     selection = parent.config.stash.get(SELECTION_KEY, None)
     key = task_id if generated else None  # a directory task is known by its path alone
     names = selection.repeat_names(parent.path, key) if selection is not None else None
-    repeats = range(settings.repeats) if names is None else sorted(int(n[1:]) for n in names)
     tags = task.tags if task is not None else ()
     _register_tags(parent.config, tags)
     shared = _shared_fixtureinfo(parent)
-    for repeat in repeats:
+    for arm, repeat in _trials(parent.config, task_id, names, settings):
         item = TaskItem.from_parent(
             parent,
-            name=f"r{repeat}",
+            name=item_name(arm, repeat),
             task=task,
             task_id=task_id,
             repeat=repeat,
             error=error,
+            arm=arm,
             **shared,
         )
         shared["fixtureinfo"] = item._fixtureinfo
         for tag in tags:
             item.add_marker(tag)
+        if arm is not None and task is not None and arm_prompt(arm, task) is None:
+            item.add_marker(
+                pytest.mark.skip(reason=f"arm {arm.name}: task has no {arm.task_prefix_field}")
+            )
         yield item
+
+
+def _trials(
+    config: pytest.Config, task_id: str, names: set[str] | None, settings: Any
+) -> list[tuple[Arm | None, int]]:
+    """A task's trials as (arm, repeat): the repeats --repeats makes, or those named (r<k>,
+    every arm's; <arm>::r<k>, one arm's); with arms, interleaved (arm_trials.trial_order)."""
+    arms = run_arms(config)
+    if names is None:
+        wanted = None
+        repeats = list(range(settings.repeats))
+    else:
+        wanted = {name.rpartition("::")[::2] for name in names}  # (arm or "", "r<k>")
+        repeats = sorted({int(name.rpartition("::")[2][1:]) for name in names})
+    if arms is None:
+        return [(None, repeat) for repeat in repeats]
+    return [
+        (arm, repeat)
+        for arm, repeat in trial_order(task_id, arms, repeats, settings.seed)
+        if wanted is None or {("", f"r{repeat}"), (arm.name, f"r{repeat}")} & wanted
+    ]
 
 
 class TaskDirectory(pytest.File):

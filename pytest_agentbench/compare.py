@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,8 @@ class Comparison:
     passes: dict[str, dict[str, int]] = field(default_factory=dict)
     classes: list[dict[str, Any]] = field(default_factory=list)
     no_solution: list[str] = field(default_factory=list)
+    # The paired tasks' two sides (not in the JSON): what per-trial pairings are made of.
+    pairs: list[tuple[TaskSide, TaskSide]] = field(default_factory=list, repr=False)
 
     def excluded_from(self, metric: str) -> list[str]:
         """Tasks left out of METRIC's pairs (all of a task's metrics, or this one)."""
@@ -273,15 +276,23 @@ def pass_counts(
     return counts
 
 
-def discordant_trials(pairs: list[tuple[TaskSide, TaskSide]], outcome: Outcome) -> dict[str, Any]:
-    """Trials paired within each task in repeat order (a side's extra trials stay unpaired),
-    the discordant pairs counted, and their exact McNemar p-value."""
-    paired = base_only = candidate_only = 0
+def paired_trials(
+    pairs: list[tuple[TaskSide, TaskSide]], outcome: Outcome
+) -> Iterator[tuple[bool, bool]]:
+    """(base, candidate) outcomes of trials paired within each task in repeat order (a side's
+    extra trials stay unpaired)."""
     for b, c in pairs:
-        for old, new in zip(b.ordered(outcome), c.ordered(outcome), strict=False):
-            paired += 1
-            base_only += old and not new
-            candidate_only += new and not old
+        yield from zip(b.ordered(outcome), c.ordered(outcome), strict=False)
+
+
+def discordant_trials(pairs: list[tuple[TaskSide, TaskSide]], outcome: Outcome) -> dict[str, Any]:
+    """The paired trials (paired_trials), the discordant pairs counted, and their exact
+    McNemar p-value."""
+    paired = base_only = candidate_only = 0
+    for old, new in paired_trials(pairs, outcome):
+        paired += 1
+        base_only += old and not new
+        candidate_only += new and not old
     return {
         "paired_trials": paired,
         "base_only": base_only,
@@ -346,6 +357,7 @@ def compare(
     for metric, values in rate_differences.items():
         result.suite[metric] = _summary(values, mean_interval, _mean, seed, values)
         result.suite[metric]["mcnemar"] = None
+    result.pairs = pairs
     for outcome in OUTCOMES:
         result.suite[outcome]["mcnemar"] = discordant_trials(pairs, outcome)
     for metric, values in ratios.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from pytest_agentbench.rollups import build_rollups
 from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.store import (
+    RunRecord,
     json_error,
     observation_problem,
     read_run_directory,
@@ -117,8 +118,11 @@ def _declared_from(observations: list[Observation]) -> dict[str, dict[str, Any]]
 
 
 def from_run_directory(path: Path) -> Configuration:
-    record = read_run_directory(path)
-    run = record.run
+    return _from_record(read_run_directory(path))
+
+
+def _from_record(record: RunRecord) -> Configuration:
+    path, run = record.path, record.run
     if "identity" not in run or "settings" not in run:
         raise ValueError(f"{path / 'run.json'}: missing 'identity' or 'settings'")
     declared = dict(run.get("tasks") or {}) or _declared_from(record.observations)
@@ -133,6 +137,20 @@ def from_run_directory(path: Path) -> Configuration:
         sources=[str(path)],
         selected=_selected(run),
     )
+
+
+def arm_configurations(configuration: Configuration, arms: dict[str, Any]) -> list[Configuration]:
+    """A run with arms as one configuration per arm (run.json's `arms`: name -> identity),
+    in recorded order, each named by its arm and holding that arm's trials only."""
+    return [
+        replace(
+            configuration,
+            identity=identity,
+            observations=[o for o in configuration.observations if o.get("arm") == name],
+            name=name,
+        )
+        for name, identity in arms.items()
+    ]
 
 
 def _selected(run: dict[str, Any]) -> set[str] | None:
@@ -213,7 +231,10 @@ def read_document(path: Path) -> dict[str, Any]:
 def load_source(path: Path) -> list[Configuration]:
     """The configurations of a run directory, a JSON report or a merged report."""
     if path.is_dir():
-        return [from_run_directory(path)]
+        record = read_run_directory(path)
+        arms = record.run.get("arms")
+        configuration = _from_record(record)
+        return arm_configurations(configuration, arms) if arms else [configuration]
     return [_from_report(report, str(path)) for report in configurations_of(read_document(path))]
 
 

@@ -11,11 +11,17 @@ import pytest
 
 from pytest_agentbench import names
 from pytest_agentbench.agents.base import Agent
+from pytest_agentbench.arm_trials import arm_name
 from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
 from pytest_agentbench.artifacts import scrub, secret_variables, trial_artifacts
 from pytest_agentbench.collect import SETTINGS_KEY, ProviderStopped, TaskItem, TrialFailed
 from pytest_agentbench.grading import Grade
-from pytest_agentbench.observation import OBSERVATION_KEY, REPORT_ATTRIBUTE, error_observation
+from pytest_agentbench.observation import (
+    OBSERVATION_KEY,
+    REPORT_ATTRIBUTE,
+    error_observation,
+    slot_task,
+)
 from pytest_agentbench.sandbox import provider_for
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
@@ -114,7 +120,7 @@ def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     item = request.node
     task = item_task(item)
     provider = process_parts(item.config)[2]
-    with provider.create(task, f"{task.id}-r{item.repeat}") as sandbox:
+    with provider.create(task, trial_label(item)) as sandbox:
         yield sandbox
 
 
@@ -122,6 +128,12 @@ def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
 def agentbench_workspace(agentbench_sandbox: Sandbox) -> Path:
     """Host path of the trial's workspace (a fresh copy of the input tree only)."""
     return agentbench_sandbox.workspace
+
+
+def trial_label(item: TaskItem) -> str:
+    """The trial's name for its sandbox: task-r<k>, or task-<arm>-r<k> in a run with arms."""
+    arm = f"-{item.arm.name}" if item.arm is not None else ""
+    return f"{item.task_id}{arm}-r{item.repeat}"
 
 
 def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
@@ -143,10 +155,15 @@ def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
         provider=provider,
         settings=settings,
         grade=grade,
-        trial_id=f"{task.id}-r{item.repeat}",
-        keep=partial(keep, task.id, item.repeat) if keep is not None else None,
+        trial_id=trial_label(item),
+        keep=partial(keep, slot_task(task.id, arm_name(item.arm)), item.repeat)
+        if keep is not None
+        else None,
+        arm=item.arm,
     )
     outcome = trial.run(sandbox)
+    if item.arm is not None:  # what else could have instructed it, before the home goes
+        outcome.observation["skills_found"] = agent.skills_found(sandbox.home)
     item.stash[OBSERVATION_KEY] = outcome.observation
     if SECRETS_KEY not in config.stash:  # the environment is read once: it is the run's
         config.stash[SECRETS_KEY] = secret_variables()
@@ -178,10 +195,16 @@ def pytest_runtest_makereport(
         observation = item.stash.get(OBSERVATION_KEY, None)
         if observation is None:
             message = str(call.excinfo.value) if call.excinfo else "trial produced no observation"
-            observation = error_observation(item.task_id, item.repeat, message, task=item.task)
+            observation = error_observation(
+                item.task_id, item.repeat, message, task=item.task, arm=arm_name(item.arm)
+            )
     elif call.when == "setup" and report.failed and call.excinfo is not None:
         observation = error_observation(
-            item.task_id, item.repeat, str(call.excinfo.value), task=item.task
+            item.task_id,
+            item.repeat,
+            str(call.excinfo.value),
+            task=item.task,
+            arm=arm_name(item.arm),
         )
         if isinstance(call.excinfo.value, TaskError):  # a malformed task: its one line, no trace
             report.longrepr = item.repr_failure(call.excinfo)

@@ -33,8 +33,10 @@ def header_lines(config: pytest.Config) -> list[str]:
 
 
 def warning_lines(config: pytest.Config) -> list[str]:
-    """The sandbox's warning (an agent that is not isolated), if it has one, and why process
-    limits are off where the sandbox cannot make them."""
+    """The sandbox's warning (an agent that is not isolated), if it has one, that arms under
+    it may not be alone in instructing the agent, and why process limits are off where the
+    sandbox cannot make them."""
+    from pytest_agentbench.arm_trials import run_arms
     from pytest_agentbench.sandbox import provider_for
 
     provider = provider_for(config, config.stash[SETTINGS_KEY])
@@ -42,6 +44,15 @@ def warning_lines(config: pytest.Config) -> list[str]:
     limits_off = provider.process_limits_off()
     return [
         *([f"agentbench WARNING: {warning}"] if warning else []),
+        *(
+            [
+                "agentbench WARNING: arms under --sandbox=tmp: instruction files in folders "
+                "above the workspace (CLAUDE.md, AGENTS.md) may reach the agent; use bwrap or "
+                "docker"
+            ]
+            if provider.kind == "tmp" and run_arms(config) is not None
+            else []
+        ),
         *(
             [f"agentbench: process limits off ({limits_off}): pids and memory are not limited"]
             if limits_off

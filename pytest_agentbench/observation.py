@@ -99,6 +99,21 @@ class Observation(TypedDict):
     verdict_reason: NotRequired[str | None]
     # What the metering proxy counted on the wire (--agentbench-meter); absent: not metered.
     metered: NotRequired[Metered]
+    arm: NotRequired[str]  # the arm that ran it, in a run with --arms (absent otherwise)
+    # With --arms: the skills in the trial's private home after it ran (the CLI's own too);
+    # None for an agent without a skills folder.
+    skills_found: NotRequired[list[str] | None]
+
+
+def slot_task(task_id: str, arm: str | None) -> str:
+    """The task part of a trial's slot (task, repeat): in a run with arms, ARM::TASK, so that
+    arms never share a slot in records, resume, trial ids and trial directories."""
+    return f"{arm}::{task_id}" if arm else task_id
+
+
+def observation_slot_task(observation: "Observation") -> str:
+    """slot_task of a recorded trial."""
+    return slot_task(observation["task"], observation.get("arm"))
 
 
 OBSERVATION_KEY = pytest.StashKey[Observation]()
@@ -111,6 +126,7 @@ def error_observation(
     message: str,
     status: str = ERROR,
     task: Task | None = None,
+    arm: str | None = None,
 ) -> Observation:
     """An Observation for a trial that could not run (broken task, harness error) or was not
     started (a status of its own, such as budget_exhausted). With the task (when it loaded),
@@ -132,6 +148,8 @@ def error_observation(
         "verdict": None,
         "verdict_reason": None,
     }
+    if arm is not None:
+        observation["arm"] = arm
     if task is not None:
         observation["category"] = task.category
         observation["no_solution"] = task.no_solution

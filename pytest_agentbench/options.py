@@ -265,6 +265,14 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         "start no new trial once this run's known tokens (self-reported) reach N",
         ini=False,
     )
+    _add(
+        parser,
+        group,
+        "--arms",
+        "arms",
+        "arms file (TOML): run every task under vanilla and each named treatment, paired "
+        "(docs/arms.md)",
+    )
 
 
 def _add_prices_options(parser: pytest.Parser, group: Any) -> None:
@@ -306,6 +314,18 @@ def _value(config: pytest.Config, dest: str, default: Any) -> Any:
         return cli
     ini = config.getini(f"agentbench_{dest}")
     return ini if ini not in (None, "", []) else default
+
+
+def arms_path(config: pytest.Config) -> Path | None:
+    """The --arms file (else the ini's, relative to the ini file), or None: no arms."""
+    cli = config.getoption("arms")
+    if cli:
+        return Path(config.invocation_params.dir) / cli
+    ini = config.getini("agentbench_arms")
+    if not ini:
+        return None
+    base = config.inipath.parent if config.inipath else config.invocation_params.dir
+    return Path(base) / str(ini)
 
 
 def _exposed_paths(config: pytest.Config) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.options import add_options, settings_from_config
+from pytest_agentbench.options import add_options, arms_path, settings_from_config
 
 ACTIVE_KEY = pytest.StashKey[bool]()
 REPORTER_NAME = "agentbench-reporter"
@@ -60,6 +60,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(fixtures, "agentbench-fixtures")
     _validate_agent_name(config, settings.agent)
     provider_for(config, settings)  # an unusable sandbox is a usage error before any trial
+    arms_file, arms = arms_path(config), None
+    if arms_file is not None:
+        from pytest_agentbench.arm_trials import configure_arms
+
+        arms = configure_arms(config, arms_file)  # a bad file: a usage error before any trial
     base = Path(config.invocation_params.dir)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(path) for path in resolve_sources(settings.tasks, base)]
@@ -75,7 +80,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
             config.pluginmanager.register(MeterReadout(), "agentbench-meter-readout")
     register_run_plugins(config, settings, worker=worker)
-    fixtures.process_agent(config, settings)  # an agent that cannot start: a usage error now
+    agent = fixtures.process_agent(config, settings)  # one that cannot start: a usage error now
+    if arms is not None:
+        from pytest_agentbench.agents.delivery import check_delivery
+
+        check_delivery(agent, arms)  # a component the agent cannot receive: refused now
 
 
 def _validate_agent_name(config: pytest.Config, name: str) -> None:

@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pytest_agentbench.observation import PROVIDER_STOP, SCORED, Observation
+from pytest_agentbench.observation import PROVIDER_STOP, SCORED, Observation, observation_slot_task
 
 QUARANTINE_MIN_TRIALS = 50
 QUARANTINE_STOP_DIVISOR = 5  # 20%, checked as stops * 5 >= trials: no float at the threshold
@@ -32,7 +32,7 @@ def with_trial_ids(records: Sequence[Observation], run_id: str) -> list[Observat
     seen: Counter[tuple[str, int]] = Counter()
     result = []
     for record in records:
-        slot = (record["task"], record["repeat"])
+        slot = (observation_slot_task(record), record["repeat"])
         if "trial_id" not in record:
             record = record.copy()
             record["trial_id"] = trial_id(run_id, slot[0], slot[1], seen[slot])
@@ -53,11 +53,12 @@ def pool(observations: Iterable[Observation]) -> list[Observation]:
                 continue
             ids.add(key)
         kept.append(observation)
-    filled = {(o["task"], o["repeat"]) for o in kept if o["status"] == SCORED}
+    filled = {(observation_slot_task(o), o["repeat"]) for o in kept if o["status"] == SCORED}
     return [
         o
         for o in kept
-        if o["status"] in (SCORED, PROVIDER_STOP) or (o["task"], o["repeat"]) not in filled
+        if o["status"] in (SCORED, PROVIDER_STOP)
+        or (observation_slot_task(o), o["repeat"]) not in filled
     ]
 
 

@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench.arm_trials import run_arms
 from pytest_agentbench.collect import TaskItem
 from pytest_agentbench.fixtures import process_agent
 from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
 from pytest_agentbench.runs import RESUME_NAME
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.store import now
+from pytest_agentbench.store import cell_key, now
 
 DECLARED = "agentbench_declared"
 SELECTED = "agentbench_selected"
@@ -99,7 +100,7 @@ class AgentbenchReporter(TaskSets):
         super().__init__()
         self.config = config
         self.settings = settings
-        self.observations: dict[tuple[str, int], Observation] = {}
+        self.observations: dict[tuple[str, int], Observation] = {}  # by store.cell_key
         self.agent_info: dict[str, Any] | None = None
         self.started_at = now()
         self.report: dict[str, Any] | None = None
@@ -121,7 +122,7 @@ class AgentbenchReporter(TaskSets):
         observation = getattr(report, REPORT_ATTRIBUTE, None)
         if observation is None:
             return
-        self.observations[(observation["task"], observation["repeat"])] = observation
+        self.observations[cell_key(observation)] = observation
         if observation["status"] == "provider_stop" and self.session is not None:
             self.session.shouldstop = f"{report.nodeid}: provider stop: {observation['cause']}"
 
@@ -139,16 +140,27 @@ class AgentbenchReporter(TaskSets):
         info = self.agent_info or agent_info(self.config, self.settings)
         resume = self.config.pluginmanager.get_plugin(RESUME_NAME)
         evidence = resume.evidence if resume is not None else []  # stops this run re-ran
+        sandbox = provider_for(self.config, self.settings).describe()
+        observations = [*self.observations.values(), *evidence]
         self.report = build_report(
             self.settings,
             info,
             self.declared,
-            [*self.observations.values(), *evidence],
+            observations,
             self.started_at,
             now(),
-            sandbox=provider_for(self.config, self.settings).describe(),
+            sandbox=sandbox,
             selected=self.selected,
         )
+        arms = run_arms(self.config)
+        if arms is not None:
+            from pytest_agentbench.arm_report import run_arms_block
+
+            delivery = process_agent(self.config, self.settings).delivery_report()
+            self.report["arms"] = run_arms_block(
+                arms, self.settings, info, sandbox, self.declared, observations, self.selected
+            )
+            self.report["arms"]["delivery"] = delivery
         self.config.hook.pytest_agentbench_report_json(config=self.config, report=self.report)
         if self.settings.json_path is not None:
             write_report(self.report, self.settings.json_path)

@@ -13,8 +13,14 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench.arm_trials import arm_name
 from pytest_agentbench.collect import TaskItem
-from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
+from pytest_agentbench.observation import (
+    REPORT_ATTRIBUTE,
+    Observation,
+    observation_slot_task,
+    slot_task,
+)
 from pytest_agentbench.report.wording import plural
 from pytest_agentbench.store import (
     RunRecord,
@@ -65,7 +71,7 @@ class Resume:
     @classmethod
     def from_record(cls, record: RunRecord) -> Resume:
         cells = {
-            f"{o['task']}{SEPARATOR}{o['repeat']}": _reused(o, str(record.path))
+            f"{observation_slot_task(o)}{SEPARATOR}{o['repeat']}": _reused(o, str(record.path))
             for o in record.observations
             if o.get("status") == "scored"
         }
@@ -122,7 +128,8 @@ class Resume:
         for item in items:
             if not isinstance(item, TaskItem) or item.task is None:
                 continue
-            recorded = self.cells.get(f"{item.task_id}{SEPARATOR}{item.repeat}")
+            slot = slot_task(item.task_id, arm_name(item.arm))
+            recorded = self.cells.get(f"{slot}{SEPARATOR}{item.repeat}")
             if recorded is not None and recorded.get("fixture_hash") == item.task.fixture_hash:
                 item.reused = recorded
 

@@ -85,6 +85,7 @@ def _keep_in(config: pytest.Config, settings: Settings, run_dir: Path) -> None:
 
 
 def _register_controller(config: pytest.Config, settings: Settings, shard: str | None) -> None:
+    from pytest_agentbench.arm_trials import arm_identities, refuse_other_arms, run_arms
     from pytest_agentbench.reporter import agent_info
     from pytest_agentbench.resume import Resume, refuse_other_identity
     from pytest_agentbench.sandbox import provider_for
@@ -108,6 +109,7 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         except ValueError as exc:
             raise pytest.UsageError(f"--agentbench-resume {resume_raw}: {exc}") from None
         refuse_other_identity(record, identity)
+        refuse_other_arms(record.run, run_arms(config), identity, resume_raw)
         config.pluginmanager.register(Resume.from_record(record), RESUME_NAME)
     run_id = new_run_id()
     run_raw = _option(config, "run_dir")
@@ -120,6 +122,9 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
     if config.option.collectonly:
         return
     writer = RunWriter(settings, directory, identity, info, sandbox, shard, record, run_id)
+    arms = run_arms(config)
+    if arms is not None:
+        writer.run["arms"] = arm_identities(arms, identity)
     config.pluginmanager.register(writer, WRITER_NAME)
     from pytest_agentbench.progress import ProgressLog
 

@@ -1,5 +1,6 @@
 """Node ids given back as arguments select trials: ``tasks/replace-version::r1``, or a
-generated task's ``<suite>/<task-id>::r0``.
+generated task's ``<suite>/<task-id>::r0``; in a run with arms, ``tasks/replace-version::core::r1``
+(a plain ``::r1`` then names that repeat of every arm).
 
 pytest refuses ``DIR::NAME`` and paths that do not exist, yet a directory task's trials are
 named below its directory and a generated task is named below its suite as if it were a
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentbench.arm_trials import run_arms
+from pytest_agentbench.arms import Arm
 from pytest_agentbench.collect import suite_tasks
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.directory import is_task_dir
@@ -112,6 +115,21 @@ class _Finder:
         return None
 
 
+def _trial_name(arg: str, parts: list[str], arms: tuple[Arm, ...] | None) -> str | None:
+    """The trial a node id names below its task (r<k>, or <arm>::r<k> in a run with arms;
+    None: all of the task's); a usage error when it names none."""
+    if not parts:
+        return None
+    *arm, repeat = parts
+    known = {a.name for a in arms} if arms is not None else set()
+    if len(arm) > 1 or not REPEAT_NAME.fullmatch(repeat) or (arm and arm[0] not in known):
+        shape = "r0, r1, ... (one per repeat)"
+        if arms is not None:
+            shape = f"<arm>::r<k> with <arm> one of {', '.join(sorted(known))}"
+        raise pytest.UsageError(f"{arg}: no such trial; a task's trials are named {shape}")
+    return "::".join(parts)
+
+
 def select_trials(config: pytest.Config, settings: Settings) -> tuple[list[str], TrialSelection]:
     """The arguments pytest is given instead of config.args, and the trials named among them."""
     finder = _Finder(config, settings)
@@ -128,15 +146,12 @@ def select_trials(config: pytest.Config, settings: Settings) -> tuple[list[str],
             selection.plain.append(plain)
             continue
         anchor, (path, task_id) = located
-        if len(parts) > 1 or (parts and not REPEAT_NAME.fullmatch(parts[0])):
-            raise pytest.UsageError(
-                f"{arg}: no such trial; a task's trials are named r0, r1, ... (one per repeat)"
-            )
+        trial = _trial_name(arg, parts, run_arms(config))
         if task_id is not None and not finder.has_task(path, task_id):
             raise pytest.UsageError(
                 f"{arg}: the suite {suite_name(path)!r} ({path}) has no task {task_id!r}"
             )
-        selection.add(anchor, (path, task_id), parts[0] if parts else None)
+        selection.add(anchor, (path, task_id), trial)
         if str(anchor) not in rewritten:
             rewritten.append(str(anchor))
     return rewritten, selection

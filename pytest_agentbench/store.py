@@ -27,7 +27,12 @@ import pytest
 
 from pytest_agentbench.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
 from pytest_agentbench.filework import wait_for_file_work, write_later
-from pytest_agentbench.observation import PROVIDER_STOP, REPORT_ATTRIBUTE, Observation
+from pytest_agentbench.observation import (
+    PROVIDER_STOP,
+    REPORT_ATTRIBUTE,
+    Observation,
+    observation_slot_task,
+)
 from pytest_agentbench.pooling import pool, trial_id, with_trial_ids
 from pytest_agentbench.settings import Settings
 
@@ -95,7 +100,8 @@ def task_hash_differences(recorded: dict[str, str], current: dict[str, str]) -> 
 
 
 def cell_key(observation: Observation) -> tuple[str, int]:
-    return observation["task"], int(observation["repeat"])
+    """A trial's slot: (task, repeat), the task as ARM::TASK in a run with arms."""
+    return observation_slot_task(observation), int(observation["repeat"])
 
 
 def json_error(exc: ValueError) -> str:
@@ -344,7 +350,7 @@ class RunWriter:
             self._sync()
         artifacts = getattr(report, ARTIFACTS_ATTRIBUTE, None)
         if artifacts:
-            self._write_artifacts(observation["task"], observation["repeat"], artifacts)
+            self._write_artifacts(*cell_key(observation), artifacts)
 
     def _append(self, observation: Observation) -> None:
         record = {k: v for k, v in observation.items() if k != "reused"}

@@ -10,6 +10,8 @@ from typing import NamedTuple
 
 from pytest_agentbench import names
 from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialContext
+from pytest_agentbench.arm_trials import arm_prompt
+from pytest_agentbench.arms import Arm
 from pytest_agentbench.artifacts import workspace_diff
 from pytest_agentbench.diffview import render_grade
 from pytest_agentbench.grading import Grade
@@ -114,6 +116,7 @@ class Trial:
     grade: GradeFn
     trial_id: str
     keep: KeepFn | None = None  # set by --agentbench-keep
+    arm: Arm | None = None  # the arm the trial runs in, with --arms
 
     def run(self, first_sandbox: Sandbox) -> TrialOutcome:
         rounds: list[RoundRecord] = []
@@ -161,11 +164,11 @@ class Trial:
         results: list[RoundResult],
     ) -> AttemptEnd:
         ctx = TrialContext(
-            self.task, self.repeat, attempt, sandbox, self.settings.seed, self.settings
+            self.task, self.repeat, attempt, sandbox, self.settings.seed, self.settings, self.arm
         )
         session = self.agent.start(ctx)
         timeout = self.settings.timeout_for(self.task.timeout)
-        prompt = self.task.prompt
+        prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
         failure_text = ""
         grade: Grade | None = None
         try:
@@ -279,4 +282,6 @@ class Trial:
         logs = [r.meter_log for r in results if r.meter_log is not None]
         if logs:
             observation["metered"] = summarize([record for log in logs for record in log])
+        if self.arm is not None:
+            observation["arm"] = self.arm.name
         return observation

@@ -4,7 +4,8 @@ Convention: every line of a code block in README.md or docs/*.md (fenced or inde
 `- run:` item included) that starts `pytest --agent=mock|oracle|nop` or `agentbench
 list|validate|report|merge|compare` is run, in a scratch directory where the paths the docs
 use exist (`path/to/tasks`, `.agentbench/runs/ID`, `base/`, `cand/`, the CI recipes' shard
-directories and baseline, and `gates.toml` as docs/ci.md shows it). A pytest command that
+directories and baseline, `gates.toml` as docs/ci.md shows it, docs/examples, and `RUN_DIR`,
+a run with arms). A pytest command that
 selects the whole bundled suite gets `-k replace-version` and at most 2 repeats, to stay fast.
 """
 
@@ -98,6 +99,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tasks = make_tasks(root, 6)
     shutil.copytree(tasks, root / "path" / "to" / "tasks")
     shutil.copytree(tasks, root / "tasks")
+    shutil.copytree(ROOT / "docs" / "examples", root / "docs" / "examples")
     mock = f"pytest -p no:cacheprovider --agent=mock --sandbox=tmp --tasks={tasks} --repeats=2"
     setup = [
         f"{mock} --agentbench-dir=.agentbench/runs/ID --agentbench-json=run.json",
@@ -106,6 +108,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
         f"{mock} --agentbench-shard=1/2 --agentbench-dir=runs/run-shard-1",
         f"{mock} --agentbench-shard=2/2 --agentbench-dir=runs/run-shard-2",
         "mkdir -p bench && agentbench merge base -o bench/baseline.json",
+        f"{mock} --arms=docs/examples/arms.toml --agentbench-dir=RUN_DIR",
     ]
     for command in setup:
         result = sh(root, command)

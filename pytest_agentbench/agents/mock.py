@@ -22,6 +22,7 @@ from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import stable_int
 from pytest_agentbench.tasks.model import Task, Tree, as_mapping, materialize, replace_with
 
+ARM_PREFIX = "pass_prob.arm."  # --agent-opt pass_prob.arm.NAME=P: the chance in one arm
 WRONG_EDITS = ("eof", "partial", "extra", "none")
 PROFILES = ("uniform", "flaky")
 CONDUCTS = ("claim", "honest", "tamper", "silent")
@@ -48,7 +49,7 @@ def _probability(key: str, raw: str) -> float:
 
 
 class MockAgent(Agent):
-    """Options: seed, pass_prob, pass_prob.<task-id>, profile (uniform|flaky),
+    """Options: seed, pass_prob, pass_prob.<task-id>, pass_prob.arm.<arm>, profile (uniform|flaky),
     wrong (mixed|eof|partial|extra|none), fix_prob, usage (on|off),
     integrity (mixed|claim|honest|tamper|silent: its conduct on no-solution tasks)."""
 
@@ -59,6 +60,7 @@ class MockAgent(Agent):
         "seed",
         "pass_prob",
         "pass_prob.*",
+        "pass_prob.arm.*",
         "profile",
         "wrong",
         "fix_prob",
@@ -75,7 +77,12 @@ class MockAgent(Agent):
         self.task_pass_prob = {
             key.removeprefix("pass_prob."): _probability(key, value)
             for key, value in opts.items()
-            if key.startswith("pass_prob.")
+            if key.startswith("pass_prob.") and not key.startswith(ARM_PREFIX)
+        }
+        self.arm_pass_prob = {
+            key.removeprefix(ARM_PREFIX): _probability(key, value)
+            for key, value in opts.items()
+            if key.startswith(ARM_PREFIX)
         }
         self.profile = opts.get("profile", "uniform")
         if self.profile not in PROFILES:
@@ -99,10 +106,13 @@ class MockAgent(Agent):
             )
         self._changes: dict[str, tuple[list[str], list[str]]] = {}
 
-    def probability_for(self, task_id: str) -> float:
-        """The chance that a first round ends exact for this task."""
+    def probability_for(self, task_id: str, arm: str | None = None) -> float:
+        """The chance that a first round ends exact for this task (in this arm): a task's own
+        pass_prob.<task-id>, else the arm's pass_prob.arm.<name>, else the profile's."""
         if task_id in self.task_pass_prob:
             return self.task_pass_prob[task_id]
+        if arm in self.arm_pass_prob:
+            return self.arm_pass_prob[arm]
         if self.profile == "flaky":
             draw = random.Random(stable_int("profile", self.seed, task_id)).random()
             return 0.0 if draw < 0.3 else 1.0 if draw > 0.7 else 0.5
@@ -141,11 +151,13 @@ class MockSession(AgentSession):
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
         started = time.monotonic()
         task, ctx = self.ctx.task, self.ctx
-        rng = random.Random(
-            stable_int(self.agent.seed, task.id, ctx.repeat, ctx.attempt, round_index)
-        )
+        arm = ctx.arm.name if ctx.arm is not None else None
+        draw = [self.agent.seed, task.id, ctx.repeat, ctx.attempt, round_index]
+        if ctx.arm is not None and not ctx.arm.is_vanilla:  # vanilla draws as a plain run
+            draw.append(arm)
+        rng = random.Random(stable_int(*draw))
         final_message = None  # on a solvable task the mock says nothing
-        chance = self.agent.fix_prob if round_index else self.agent.probability_for(task.id)
+        chance = self.agent.fix_prob if round_index else self.agent.probability_for(task.id, arm)
         if task.no_solution:
             final_message = self._conduct(rng)
         elif rng.random() < chance:

@@ -26,7 +26,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "base", help="run directory or JSON report; DIR=CONFIG picks a configuration"
     )
-    parser.add_argument("candidate", help="run directory or JSON report; DIR=CONFIG as for base")
+    parser.add_argument(
+        "candidate",
+        nargs="?",
+        help="run directory or JSON report; DIR=CONFIG as for base (not with --arms)",
+    )
+    parser.add_argument(
+        "--arms",
+        metavar="BASE,CANDIDATE",
+        help="compare two arms of one run with arms: BASE names its run directory, e.g. "
+        "agentbench compare RUN_DIR --arms vanilla,core",
+    )
     parser.add_argument("--gates", type=Path, help="TOML file of [[gate]] tables")
     parser.add_argument("--json", type=Path, help="also write the comparison as JSON here")
     parser.add_argument(
@@ -169,6 +179,22 @@ def class_table(classes: list[dict[str, Any]]) -> list[str]:
     return format_table(headers, rows, right={1, 2, 3, 4, 5})
 
 
+def sides(args: argparse.Namespace) -> tuple[str, str]:
+    """The two configuration specs: BASE and CANDIDATE, or with --arms A,B the arms A and B of
+    the one run BASE names (each arm of a run with arms is a configuration of its own)."""
+    if args.arms is None:
+        if args.candidate is None:
+            raise ValueError("compare needs BASE and CANDIDATE, or one run and --arms BASE,CAND")
+        return args.base, args.candidate
+    names = [name.strip() for name in args.arms.split(",")]
+    if len(names) != 2 or not all(names) or args.candidate is not None:
+        raise ValueError(
+            f"--arms {args.arms}: give one run directory and two of its arms, e.g. "
+            "agentbench compare RUN_DIR --arms vanilla,core"
+        )
+    return f"{args.base}={names[0]}", f"{args.base}={names[1]}"
+
+
 VERDICTS = {0: "all pass", 1: "a gate failed", 3: "undetermined"}
 
 
@@ -185,9 +211,8 @@ def run(args: argparse.Namespace) -> int:
     require_same = parse_require_same(args.require_same) if args.require_same else []
     gates = load_gates(args.gates) if args.gates else []
     seed = COMPARE_SEED if args.seed is None else args.seed
-    comparison = compare(
-        pick(args.base), pick(args.candidate), seed=seed, require_same=require_same
-    )
+    base, candidate = sides(args)
+    comparison = compare(pick(base), pick(candidate), seed=seed, require_same=require_same)
     print("\n".join(render(comparison)))
     if args.json:
         write_output("--json", args.json, json.dumps(comparison.to_json(), indent=1) + "\n")

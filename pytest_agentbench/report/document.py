@@ -48,7 +48,7 @@ def build_report(
     sandbox describes the provider that ran the trials, so `auto` is reported as what it
     chose; without it the requested kind is all there is to say.
     """
-    ordered = sorted(pool(observations), key=lambda o: (o["task"], o["repeat"]))
+    ordered = sorted(pool(observations), key=lambda o: (o["task"], o["repeat"], o.get("arm", "")))
     conflicts = fixture_conflicts(ordered)
     counted = [o for o in ordered if o["task"] not in conflicts]
     no_solution = no_solution_tasks(declared, counted)

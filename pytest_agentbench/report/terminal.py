@@ -235,7 +235,19 @@ def render(
         Section(head=["", *summary_lines(report), *integrity_lines(report)]),
         Section(head=class_lines(report, where)),
     ]
+    if report.get("arms"):
+        sections.append(arms_section(report["arms"]))
     return fit(sections, budget)
+
+
+def arms_section(block: dict[str, Any]) -> Section:
+    """Per-arm rows, each treatment's paired difference from vanilla, the anchor arms."""
+    from pytest_agentbench.report import arms
+
+    table = format_table(arms.ARM_HEADERS, arms.arm_rows(block), right=set(range(1, 9)))
+    head = ["", "arms (each arm its own configuration; figures above pool them):", *table]
+    head += [*arms.paired_lines(block), *arms.anchor_lines(block), *arms.delivery_lines(block)]
+    return Section(head=head + arms.NOTES)
 
 
 ROLLUP_HEADERS = ["family", "value", "n", "median", "mean", "Q1", "Q3", "min", "max", "excluded"]

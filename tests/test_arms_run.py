@@ -1,0 +1,234 @@
+"""Arms in a pytest run: items per arm, interleaved and seeded order, per-arm draws and
+identities, node ids given back, the arms block in the report, and compare --arms."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tiny_tasks import make_tasks
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples"
+SCRIPT = Path(sys.executable).parent / "agentbench"
+MOCK = ["-p", "no:randomly", "-p", "no:cacheprovider", "--agent=mock", "--sandbox=tmp"]
+DISTS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+ARMS = ("vanilla", "core", "seed-wrong", "seed-correct")
+
+
+def suite(pytester: pytest.Pytester, count: int = 4) -> list[str]:
+    """Tiny tasks, the first two with seed fields (the anchor arms skip the others), and a
+    copy of the example arms file with its guidance and skill."""
+    tasks = make_tasks(pytester.path, count)
+    for seeded in ("t00", "t01")[:count]:
+        toml = tasks / seeded / "task.toml"
+        toml.write_text(
+            toml.read_text()
+            + 'seed_wrong = "The word is already final."\n'
+            + 'seed_correct = "Replace draft with final in notes.txt."\n'
+        )
+    shutil.copytree(EXAMPLE, pytester.path / "examples")
+    return [f"--tasks={tasks.name}", "--arms=examples/arms.toml"]
+
+
+TRIAL = re.compile(r"(t\d\d::[\w-]+::r\d)")
+
+
+def trial_names(result: pytest.RunResult, outcomes: str = "PASSED|FAILED|SKIPPED") -> set[str]:
+    """The trials a -v run reported (serial: 'ID PASSED', xdist: 'PASSED ID')."""
+    return {
+        match.group(1)
+        for line in result.outlines
+        if re.search(rf"\b({outcomes})\b", line) and (match := TRIAL.search(line))
+    }
+
+
+def comparable(path: Path) -> dict[str, Any]:
+    """The JSON report without what differs between two runs of the same trials."""
+    report = json.loads(path.read_text())
+    volatile = {"started_at", "finished_at", "run_id", "run_dir", "wall_s_host", "workers"}
+    report["run"] = {k: v for k, v in report["run"].items() if k not in volatile}
+    report["run"]["settings"].pop("json_path")
+    for observation in report["observations"]:
+        observation.pop("trial_id", None)
+    report["observations"].sort(key=lambda o: (o.get("arm"), o["task"], o["repeat"]))
+    return report
+
+
+@DISTS
+def test_every_task_runs_under_every_arm(pytester: pytest.Pytester, dist: list[str]) -> None:
+    args = suite(pytester)
+    result = pytester.runpytest_subprocess(*MOCK, *args, *dist, "--repeats=3", "-v")
+    expected = {f"t0{t}::{arm}::r{k}" for t in range(4) for arm in ARMS for k in range(3)}
+    assert trial_names(result) == expected
+    # The anchor arms skip the two tasks without seed fields: 2 arms x 2 tasks x 3 repeats.
+    assert result.parseoutcomes()["skipped"] == 12
+    result.stdout.fnmatch_lines(
+        [
+            "arms (each arm its own configuration; figures above pool them):",
+            "vanilla * 12 *",
+            "core - vanilla * first *McNemar p=*",
+            "anchor seed-wrong (seed_wrong): solve rate * on 2 tasks, anchor resistance *",
+            "delivery: none (the agent runs no model; only prompt prefixes reach it)",
+        ]
+    )
+
+
+def test_xdist_gives_the_same_json_as_a_serial_run(pytester: pytest.Pytester) -> None:
+    args = suite(pytester)
+    pytester.runpytest_subprocess(*MOCK, *args, "--repeats=3", "--agentbench-json=serial.json")
+    pytester.runpytest_subprocess(
+        *MOCK, *args, "--repeats=3", "-n", "2", "--agentbench-json=xdist.json"
+    )
+    serial, xdist = (
+        comparable(pytester.path / "serial.json"),
+        comparable(pytester.path / "xdist.json"),
+    )
+    assert serial["arms"]["paired"]  # there is something to compare
+    assert serial == xdist
+
+
+def test_trials_interleave_arms_in_an_order_the_seed_decides(pytester: pytest.Pytester) -> None:
+    args = suite(pytester, 1)
+
+    def order(seed: str) -> list[str]:
+        result = pytester.runpytest_subprocess(
+            *MOCK, *args, "--repeats=3", "--collect-only", "-q", f"--agentbench-seed={seed}"
+        )
+        return [line.split("t00::")[1] for line in result.outlines if "t00::" in line]
+
+    first = order("1")
+    assert first == order("1")
+    # Each repeat runs every arm before the next repeat starts.
+    assert [name.split("::r")[1] for name in first] == [str(k) for k in range(3) for _ in ARMS]
+    assert any(order(str(seed)) != first for seed in range(2, 6))
+
+
+def test_a_plain_run_has_no_arm_anywhere(pytester: pytest.Pytester) -> None:
+    make_tasks(pytester.path, 2)
+    result = pytester.runpytest_subprocess(*MOCK, "--tasks=tiny-tasks", "--agentbench-json=r.json")
+    result.stdout.no_fnmatch_line("*arms*")
+    report = json.loads((pytester.path / "r.json").read_text())
+    assert "arms" not in report
+    assert all("arm" not in o for o in report["observations"])
+    assert {o["trial_id"].split("/")[1] for o in report["observations"]} == {"t00", "t01"}
+
+
+def test_the_mock_takes_a_pass_chance_per_arm(pytester: pytest.Pytester) -> None:
+    args = suite(pytester)
+    opts = ["--agent-opt", "pass_prob=0", "--agent-opt", "pass_prob.arm.core=1"]
+    pytester.runpytest_subprocess(*MOCK, *args, *opts, "--repeats=2", "--agentbench-json=r.json")
+    report = json.loads((pytester.path / "r.json").read_text())
+    rows = {row["arm"]: row for row in report["arms"]["arms"]}
+    assert rows["core"]["first_exact"] == 1.0 and rows["vanilla"]["first_exact"] == 0.0
+    (core,) = [p for p in report["arms"]["paired"] if p["arm"] == "core"]
+    assert core["first_exact"]["trials"]["treatment_only"] == 8
+
+
+def test_vanilla_draws_and_pools_as_a_plain_run(pytester: pytest.Pytester) -> None:
+    args = suite(pytester)
+    pytester.runpytest_subprocess(*MOCK, *args, "--repeats=2", "--agentbench-dir=with-arms")
+    pytester.runpytest_subprocess(
+        *MOCK, args[0], "--repeats=2", "--agentbench-dir=plain", "--agentbench-json=plain.json"
+    )
+    run = json.loads((pytester.path / "with-arms" / "run.json").read_text())
+    plain = json.loads((pytester.path / "plain" / "run.json").read_text())
+    assert run["arms"]["vanilla"] == plain["identity"]
+    assert run["arms"]["core"]["arm"] == "core" and run["arms"]["core"]["arm_identity"]
+    lines = (pytester.path / "with-arms" / "observations.jsonl").read_text().splitlines()
+    vanilla = {
+        (o["task"], o["repeat"]): o["first_exact"]
+        for o in map(json.loads, lines)
+        if o["arm"] == "vanilla"
+    }
+    report = json.loads((pytester.path / "plain.json").read_text())
+    assert vanilla == {(o["task"], o["repeat"]): o["first_exact"] for o in report["observations"]}
+    trial_dirs = {p.name for p in (pytester.path / "with-arms" / "trials").iterdir()}
+    assert not trial_dirs or all("__" in name for name in trial_dirs)  # ARM::TASK, made safe
+
+
+def test_a_trials_node_id_with_its_arm_reruns_that_trial(pytester: pytest.Pytester) -> None:
+    args = suite(pytester)
+    result = pytester.runpytest_subprocess(*MOCK, *args, "tiny-tasks/t02::core::r1", "-v")
+    assert sum(result.parseoutcomes().get(k, 0) for k in ("passed", "failed")) == 1
+    assert trial_names(result) == {"t02::core::r1"}
+    every_arm = pytester.runpytest_subprocess(*MOCK, *args, "tiny-tasks/t02::r0", "-v")
+    assert trial_names(every_arm) == {f"t02::{arm}::r0" for arm in ARMS}
+    wrong = pytester.runpytest_subprocess(*MOCK, *args, "tiny-tasks/t02::nosuch::r1")
+    wrong.stderr.fnmatch_lines(["*t02::nosuch::r1: no such trial; *<arm>::r<k> with <arm> one of*"])
+    assert wrong.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_k_selects_an_arm_and_lf_reruns_its_failures(pytester: pytest.Pytester) -> None:
+    args = suite(pytester)
+    cached = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", *args, "--repeats=2", "-v"]
+    first = pytester.runpytest_subprocess(*cached, "-k", "core")
+    ran = trial_names(first, "PASSED|FAILED")
+    assert ran and {name.split("::")[1] for name in ran} == {"core"}
+    failed = trial_names(first, "FAILED")
+    assert failed  # the mock passes 70%: 8 trials
+    again = pytester.runpytest_subprocess(*cached, "--lf")
+    assert trial_names(again, "PASSED|FAILED") == failed
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (
+            '[arm.core]\nguidanc = ["a.md"]\n',
+            "arms.toml: [arm.core] guidanc: unknown key; use only",
+        ),
+        (
+            '[arm.core]\nguidance = ["missing.md"]\n',
+            "[arm.core] guidance: *missing.md does not exist",
+        ),
+    ],
+)
+def test_a_bad_arms_file_is_a_usage_error_before_any_trial(
+    pytester: pytest.Pytester, body: str, words: str
+) -> None:
+    make_tasks(pytester.path, 1)
+    (pytester.path / "arms.toml").write_text(body)
+    result = pytester.runpytest_subprocess(*MOCK, "--tasks=tiny-tasks", "--arms=arms.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --arms: *{words.replace('[', '[[]')}*"])
+    assert not (pytester.path / ".agentbench").exists()  # no trial started
+
+
+def agentbench(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_run_with_arms_reads_back_per_arm_and_compares_two_of_them(
+    pytester: pytest.Pytester,
+) -> None:
+    args = suite(pytester)
+    opts = ["--agent-opt", "pass_prob=0.2", "--agent-opt", "pass_prob.arm.core=1"]
+    pytester.runpytest_subprocess(*MOCK, *args, *opts, "--repeats=2", "--agentbench-dir=run")
+    merged = agentbench(pytester.path, "report", "run", "--format", "json")
+    assert merged.returncode == 0, merged.stderr
+    document = json.loads(merged.stdout)
+    names = [c["run"]["name"] for c in document["configurations"]]
+    assert names == list(ARMS)
+    gates = pytester.path / "gates.toml"
+    gates.write_text(
+        '[[gate]]\nname = "no worse"\nmetric = "first_exact"\nbound = "point"\nmargin = 0\n'
+    )
+    better = agentbench(
+        pytester.path, "compare", "run", "--arms", "vanilla,core", "--gates", str(gates)
+    )
+    assert better.returncode == 0, better.stdout + better.stderr
+    assert "base      vanilla" in better.stdout and "candidate core" in better.stdout
+    worse = agentbench(
+        pytester.path, "compare", "run", "--arms", "core,vanilla", "--gates", str(gates)
+    )
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    bad = agentbench(pytester.path, "compare", "run", "--arms", "vanilla")
+    assert bad.returncode == 2 and "give one run directory and two of its arms" in bad.stderr
