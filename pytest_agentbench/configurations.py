@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.arms import VANILLA
 from pytest_agentbench.observation import Observation
 from pytest_agentbench.pooling import pool, with_trial_ids
 from pytest_agentbench.report.document import build_report
@@ -349,13 +350,26 @@ def build_document(configurations: list[Configuration]) -> dict[str, Any]:
     for position, report in enumerate(ranked, start=1):
         report["run"]["rank"] = position
     counted = [r for r in reports if not r["run"]["quarantined"]]
-    return {
+    document = {
         "schema_version": 1,
         "kind": DOCUMENT_KIND,
         "configurations": reports,
         "combined": _combined(counted, suite),
         "rollups": build_rollups(reports),
     }
+    if _arms_of_one_run(configurations):
+        from pytest_agentbench.arm_report import arms_block
+
+        document["arms"] = arms_block(configurations, {})
+    return document
+
+
+def _arms_of_one_run(configurations: list[Configuration]) -> bool:
+    """Whether the configurations are the arms of a run with arms: a vanilla one, and the
+    others named by the arm their identity records."""
+    names = [c.name for c in configurations]
+    treatments = [c for c in configurations if c.name != VANILLA]
+    return VANILLA in names and all(c.identity.get("arm") == c.name for c in treatments)
 
 
 def configurations_of(document: dict[str, Any]) -> list[dict[str, Any]]:

@@ -211,12 +211,22 @@ def test_a_run_with_arms_reads_back_per_arm_and_compares_two_of_them(
 ) -> None:
     args = suite(pytester)
     opts = ["--agent-opt", "pass_prob=0.2", "--agent-opt", "pass_prob.arm.core=1"]
-    pytester.runpytest_subprocess(*MOCK, *args, *opts, "--repeats=2", "--agentbench-dir=run")
+    pytester.runpytest_subprocess(
+        *MOCK, *args, *opts, "--repeats=2", "--agentbench-dir=run", "--agentbench-json=r.json"
+    )
     merged = agentbench(pytester.path, "report", "run", "--format", "json")
     assert merged.returncode == 0, merged.stderr
     document = json.loads(merged.stdout)
     names = [c["run"]["name"] for c in document["configurations"]]
     assert names == list(ARMS)
+    # Read back, the arms pair as the run paired them (same bootstrap seed, 0).
+    ran = json.loads((pytester.path / "r.json").read_text())["arms"]
+    assert document["arms"]["paired"] == ran["paired"]
+    markdown = agentbench(pytester.path, "report", "run", "--format", "md").stdout
+    assert "## Arms: each treatment paired with vanilla" in markdown
+    assert "| core " in markdown.split("## Arms")[1]
+    html = agentbench(pytester.path, "report", "run", "--format", "html").stdout
+    assert 'id="arms-paired"' in html
     gates = pytester.path / "gates.toml"
     gates.write_text(
         '[[gate]]\nname = "no worse"\nmetric = "first_exact"\nbound = "point"\nmargin = 0\n'

@@ -14,6 +14,7 @@ from pytest_agentbench import names
 from pytest_agentbench.configurations import configurations_of
 from pytest_agentbench.metrics import trial_tokens
 from pytest_agentbench.observation import Observation
+from pytest_agentbench.report import arms
 from pytest_agentbench.report.breakdowns import (
     CLASS_HEADERS,
     INTEGRITY_HEADERS,
@@ -483,6 +484,19 @@ def _breakdowns(reports: list[dict[str, Any]]) -> list[str]:
     return parts
 
 
+def _arms(block: dict[str, Any]) -> list[str]:
+    """Each treatment paired with vanilla, its usage ratios and the anchor arms."""
+    parts = [
+        "<h2>Arms: each treatment paired with vanilla</h2>",
+        f'<p class="muted">{escape(" ".join(arms.NOTES))}</p>',
+        _text_table("arms-paired", arms.PAIRED_HEADERS, arms.paired_rows(block)),
+        _text_table("arms-ratios", arms.RATIO_HEADERS, arms.ratio_rows(block)),
+    ]
+    if block["anchors"]:
+        parts.append(_text_table("arms-anchors", arms.ANCHOR_HEADERS, arms.anchor_rows(block)))
+    return parts + [f"<p>{escape(line)}</p>" for line in arms.delivery_lines(block)]
+
+
 def render_html(document: dict[str, Any]) -> str:
     reports = configurations_of(document)
     task_ids = sorted({t["id"] for r in reports for t in r["tasks"]})
@@ -518,6 +532,7 @@ def render_html(document: dict[str, Any]) -> str:
             "Click a column heading to sort; hover a cell for the trial's diff summary.</p>",
             "<h2>Leaderboard</h2>",
             _leaderboard(reports),
+            *(_arms(document["arms"]) if document.get("arms") else []),
             _simulated_note(reports),
             _evidence(reports),
             combined_line,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_agentbench.configurations import configurations_of
+from pytest_agentbench.report import arms
 from pytest_agentbench.report.breakdowns import (
     CLASS_HEADERS,
     INTEGRITY_HEADERS,
@@ -75,6 +76,16 @@ def _rollups(rollups: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _arms(block: dict[str, Any]) -> list[str]:
+    """Each treatment paired with vanilla, its usage ratios and the anchor arms."""
+    lines = ["", "## Arms: each treatment paired with vanilla", ""]
+    lines += [" ".join(arms.NOTES), "", *_table(arms.PAIRED_HEADERS, arms.paired_rows(block))]
+    lines += ["", *_table(arms.RATIO_HEADERS, arms.ratio_rows(block))]
+    if block["anchors"]:
+        lines += ["", *_table(arms.ANCHOR_HEADERS, arms.anchor_rows(block))]
+    return lines + [f"- {line}" for line in arms.delivery_lines(block)]
+
+
 def render_markdown(document: dict[str, Any]) -> str:
     reports = configurations_of(document)
     names = [r["run"].get("name") or r["run"]["agent"] for r in reports]
@@ -111,6 +122,8 @@ def render_markdown(document: dict[str, Any]) -> str:
     headers += ["tokens (median)", "cost USD (median)", "wall s (median)", "cost CV in tasks"]
     headers += ["cost USD / success", "output tokens (median)", "wall s (total)", "similarity"]
     lines = ["# agentbench report", "", "## Leaderboard", "", *_table(headers, rows)]
+    if document.get("arms"):
+        lines += _arms(document["arms"])
     notes = [(n, line) for n, r in zip(names, reports, strict=True) for line in evidence_lines(r)]
     if notes:
         lines += ["", "## Evidence", "", *(f"- {name}: {line}" for name, line in notes)]
