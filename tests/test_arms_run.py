@@ -242,3 +242,49 @@ def test_a_run_with_arms_reads_back_per_arm_and_compares_two_of_them(
     assert worse.returncode == 1, worse.stdout + worse.stderr
     bad = agentbench(pytester.path, "compare", "run", "--arms", "vanilla")
     assert bad.returncode == 2 and "give one run directory and two of its arms" in bad.stderr
+
+
+def test_the_summary_with_arms_fits_one_screen(pytester: pytest.Pytester) -> None:
+    """The arms block shares the summary's line budget: the task table is what gets cut."""
+    from pytest_agentbench.report.terminal import SCREEN_LINES
+
+    args = suite(pytester, 30)
+    result = pytester.runpytest_subprocess(*MOCK, *args, "--repeats=2")
+    lines = result.outlines
+    start = next(i for i, line in enumerate(lines) if re.match(r"=+ agentbench =+$", line))
+    summary = lines[start:]
+    assert len(summary) <= SCREEN_LINES, summary
+    assert any(line.startswith("... ") for line in summary)  # the task table was cut
+    assert "seed-correct - vanilla" in "\n".join(summary)
+
+
+def test_a_resumed_run_with_arms_reuses_each_arms_trials(pytester: pytest.Pytester) -> None:
+    args = suite(pytester, 2)
+    first = pytester.runpytest_subprocess(*MOCK, *args, "--repeats=2", "--agentbench-dir=run")
+    again = pytester.runpytest_subprocess(
+        *MOCK, *args, "--repeats=2", "--agentbench-resume=run", "--agentbench-json=r.json"
+    )
+    assert again.parseoutcomes() == first.parseoutcomes()  # the same trials, not re-run
+    report = json.loads((pytester.path / "r.json").read_text())
+    reused = [o for o in report["observations"] if o.get("reused")]
+    assert len(reused) == len(report["observations"]) == len(ARMS) * 2 * 2  # both tasks seeded
+    assert {o["arm"] for o in reused} == set(ARMS)
+
+
+def test_shards_of_a_run_with_arms_merge_per_arm(pytester: pytest.Pytester) -> None:
+    args = suite(pytester)
+    for index in (1, 2):
+        pytester.runpytest_subprocess(
+            *MOCK,
+            *args,
+            "--repeats=2",
+            f"--agentbench-shard={index}/2",
+            f"--agentbench-dir=s{index}",
+        )
+    merged = agentbench(pytester.path, "merge", "s1", "s2", "-o", "merged.json")
+    assert merged.returncode == 0, merged.stderr
+    document = json.loads((pytester.path / "merged.json").read_text())
+    trials = {c["run"]["name"]: len(c["observations"]) for c in document["configurations"]}
+    # Every task in one shard or the other, all its arms with it: 4 tasks (2 seeded) x 2 repeats.
+    assert trials == {"vanilla": 8, "core": 8, "seed-wrong": 4, "seed-correct": 4}
+    assert document["arms"]["paired"][0]["first_exact"]["trials"]["paired_trials"] == 8
