@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench.arm_trials import arm_name
 from pytest_agentbench.collect import TaskItem
 from pytest_agentbench.observation import (
     OBSERVATION_KEY,
@@ -103,7 +104,7 @@ class BudgetGate:
         why = reached(self.settings, self.spend())
         if why is not None:
             item.stash[OBSERVATION_KEY] = error_observation(
-                item.task_id, item.repeat, why, status=STATUS, task=item.task
+                item.task_id, item.repeat, why, STATUS, item.task, arm_name(item.arm)
             )
             pytest.skip(f"not started: {why}")
 

@@ -288,3 +288,14 @@ def test_shards_of_a_run_with_arms_merge_per_arm(pytester: pytest.Pytester) -> N
     # Every task in one shard or the other, all its arms with it: 4 tasks (2 seeded) x 2 repeats.
     assert trials == {"vanilla": 8, "core": 8, "seed-wrong": 4, "seed-correct": 4}
     assert document["arms"]["paired"][0]["first_exact"]["trials"]["paired_trials"] == 8
+
+
+def test_trials_a_budget_left_unstarted_keep_their_arm(pytester: pytest.Pytester) -> None:
+    args = suite(pytester, 2)
+    pytester.runpytest_subprocess(
+        *MOCK, *args, "--agentbench-budget-tokens=1", "--agentbench-json=r.json"
+    )
+    observations = json.loads((pytester.path / "r.json").read_text())["observations"]
+    unstarted = [o for o in observations if o["status"] == "budget_exhausted"]
+    assert unstarted and all(o["arm"] in ARMS for o in observations)
+    assert len({(o["arm"], o["task"], o["repeat"]) for o in observations}) == len(observations)
