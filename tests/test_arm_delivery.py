@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,8 @@ from pytest_agentbench.agents.offline import NopAgent, OracleAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
 from pytest_agentbench.arms import Arm, load_arms
 from pytest_agentbench.settings import Settings
+
+from conftest import write_task
 
 GUIDANCE = "Read the whole file before you edit it.\n"
 SKILL_MD = "---\nname: careful-edit\ndescription: Edit one line at a time.\n---\nSteps.\n"
@@ -152,3 +156,93 @@ def test_skills_found_lists_every_skill_folder_the_cli_keeps_too(tmp_path):
     (tmp_path / "careful" / "scripts").mkdir()
     assert skills_in(tmp_path) == [".system/imagegen", "careful", "notes/deep"]
     assert skills_in(tmp_path / "missing") == []
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_the_command_agent_finds_its_arm_in_its_home_and_vanilla_finds_nothing(
+    pytester, monkeypatch, workers
+):
+    """Both arms solve the task by copying the answer: an extra file in the workspace would
+    fail exact grading, so both passing shows the arm stayed out of it."""
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    arms = write_arms(pytester.path)
+    out = pytester.path / "out"
+    out.mkdir()
+    monkeypatch.setenv("OUT", str(out))
+    script = (
+        "import json, os, stat; e = os.environ; g = e.get('AGENTBENCH_GUIDANCE_FILE'); "
+        "s = e.get('AGENTBENCH_SKILLS_DIR'); "
+        "found = {'guidance': open(g).read() if g else None, 'home': e['HOME'], "
+        "'in_home': all(p.startswith(e['HOME'] + '/') for p in (g, s) if p), "
+        "'skills': sorted((os.path.relpath(os.path.join(d, f), s), "
+        "stat.S_IMODE(os.stat(os.path.join(d, f)).st_mode)) "
+        "for d, _, fs in os.walk(s) for f in fs) if s else None}; "
+        "json.dump(found, open(os.path.join(e['OUT'], str(os.getpid())), 'w')); "
+        "open('a.txt', 'w').write('2\\n')"
+    )
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--sandbox=tmp",
+        f'--agent-cmd={sys.executable} -c "{script}"',
+        "--agent-opt=env=OUT",
+        f"--tasks={root}",
+        f"--arms={arms}",
+        f"-n{workers}",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=2)
+    seen = sorted(
+        (json.loads(p.read_text()) for p in out.iterdir()),
+        key=lambda found: found["guidance"] is not None,
+    )
+    vanilla, core = seen
+    assert vanilla == {"guidance": None, "home": vanilla["home"], "in_home": True, "skills": None}
+    assert core["guidance"] == GUIDANCE and core["in_home"]
+    mode = stat.S_IMODE((pytester.path / "skills" / "careful" / "SKILL.md").stat().st_mode)
+    assert core["skills"] == [["careful/SKILL.md", mode], ["careful/scripts/check.sh", 0o750]]
+
+
+PLUGIN_AGENT = """
+from pytest_agentbench.agents.base import Agent, AgentSession, RoundResult
+
+
+class _Session(AgentSession):
+    def run_round(self, prompt, round_index, timeout):
+        open("ran", "w").close()
+        return RoundResult(exit_code=0, timed_out=False, wall_s=0.0)
+
+
+class Plain(Agent):
+    name = "plain"
+
+    def start(self, ctx):
+        return _Session()
+
+
+def pytest_agentbench_agent_names():
+    return ["plain"]
+
+
+def pytest_agentbench_make_agent(name, settings, config):
+    return Plain(settings) if name == "plain" else None
+"""
+
+
+def test_a_plugin_agent_without_places_is_refused_before_any_trial(pytester):
+    root = pytester.path / "tasks"
+    write_task(root, "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    pytester.makeconftest(PLUGIN_AGENT)
+    arms = write_arms(pytester.path)
+    result = pytester.runpytest_subprocess(
+        "--agent=plain", "--sandbox=tmp", f"--tasks={root}", f"--arms={arms}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*--arms: [[]arm.core[]] guidance: --agent=plain has no user-level instruction file*",
+            "*--arms: [[]arm.core[]] skills: --agent=plain has no user-level skills folder*",
+        ]
+    )
+    assert not list(pytester.path.rglob("ran"))
