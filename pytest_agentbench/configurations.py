@@ -73,6 +73,7 @@ class Configuration:
     sources: list[str] = field(default_factory=list)
     name: str = ""
     selected: set[str] | None = None  # the tasks the runs asked for; None: not recorded
+    anchor: str | None = None  # an anchor arm's seed field (seed_wrong, seed_correct)
 
     @property
     def key(self) -> str:
@@ -140,15 +141,19 @@ def _from_record(record: RunRecord) -> Configuration:
     )
 
 
-def arm_configurations(configuration: Configuration, arms: dict[str, Any]) -> list[Configuration]:
-    """A run with arms as one configuration per arm (run.json's `arms`: name -> identity),
-    in recorded order, each named by its arm and holding that arm's trials only."""
+def arm_configurations(
+    configuration: Configuration, arms: dict[str, Any], anchors: dict[str, str]
+) -> list[Configuration]:
+    """A run with arms as one configuration per arm (run.json's `arms`: name -> identity,
+    `arm_anchors`: anchor arm -> seed field), in recorded order, each named by its arm and
+    holding that arm's trials only."""
     return [
         replace(
             configuration,
             identity=identity,
             observations=[o for o in configuration.observations if o.get("arm") == name],
             name=name,
+            anchor=anchors.get(name),
         )
         for name, identity in arms.items()
     ]
@@ -235,7 +240,9 @@ def load_source(path: Path) -> list[Configuration]:
         record = read_run_directory(path)
         arms = record.run.get("arms")
         configuration = _from_record(record)
-        return arm_configurations(configuration, arms) if arms else [configuration]
+        if not arms:
+            return [configuration]
+        return arm_configurations(configuration, arms, record.run.get("arm_anchors") or {})
     return [_from_report(report, str(path)) for report in configurations_of(read_document(path))]
 
 
@@ -276,6 +283,7 @@ def merge(configurations: list[Configuration]) -> list[Configuration]:
                 sources=list(config.sources),
                 name=config.name,
                 selected=config.selected,
+                anchor=config.anchor,
             )
     result = list(merged.values())
     _name_uniquely(result)
@@ -360,7 +368,8 @@ def build_document(configurations: list[Configuration]) -> dict[str, Any]:
     if _arms_of_one_run(configurations):
         from pytest_agentbench.arm_report import arms_block
 
-        document["arms"] = arms_block(configurations, {})
+        anchors = {c.name: c.anchor for c in configurations if c.anchor}
+        document["arms"] = arms_block(configurations, anchors)
     return document
 
 

@@ -125,6 +125,7 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
     arms = run_arms(config)
     if arms is not None:
         writer.run["arms"] = arm_identities(arms, identity)
+        writer.run["arm_anchors"] = {a.name: f for a in arms if (f := a.task_prefix_field)}
     config.pluginmanager.register(writer, WRITER_NAME)
     from pytest_agentbench.progress import ProgressLog
 

@@ -222,6 +222,7 @@ def test_a_run_with_arms_reads_back_per_arm_and_compares_two_of_them(
     # Read back, the arms pair as the run paired them (same bootstrap seed, 0).
     ran = json.loads((pytester.path / "r.json").read_text())["arms"]
     assert document["arms"]["paired"] == ran["paired"]
+    assert document["arms"]["anchors"] == ran["anchors"]
     markdown = agentbench(pytester.path, "report", "run", "--format", "md").stdout
     assert "## Arms: each treatment paired with vanilla" in markdown
     assert "| core " in markdown.split("## Arms")[1]
