@@ -173,3 +173,44 @@ def test_guidance_and_skills_reach_the_request_only_in_the_treatment_and_nothing
     leaks = provider.kind == "tmp" and READS_PARENTS[cli]
     for text in seen.values():
         assert (markers["above"] in text) == leaks
+
+
+def test_the_arms_option_delivers_to_the_real_cli(
+    pytester: pytest.Pytester,
+    arms: dict[str, Arm],
+    markers: dict[str, str],
+    tmp_path: Path,
+    agentbench_model_server: ServerFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same through `pytest --arms`: one run, a vanilla and a core trial of codex."""
+    if find_cli("codex") is None:
+        pytest.skip(missing_reason("codex"))
+    skip_unless_sandbox("bwrap")
+    monkeypatch.setenv(KEY_ENV, f"sk-scripted-{uuid.uuid4().hex}")
+    write_task(pytester.path / "tasks", "notes", {"notes.txt": "hello\n"}, {"notes.txt": "hi\n"})
+    server = agentbench_model_server({"turns": [{"message": "No."}, {"message": "No."}]})
+    result = pytester.runpytest_subprocess(
+        "--agent=codex",
+        "--sandbox=bwrap",
+        f"--tasks={pytester.path / 'tasks'}",
+        f"--arms={tmp_path / 'arms' / 'arms.toml'}",
+        "--model=scripted-model",
+        f"--agent-opt=bin={find_cli('codex')}",
+        f"--agent-opt=base_url={server.openai_base_url}",
+        f"--agent-opt=api_key_env={KEY_ENV}",
+        "--agent-opt=retries=0",
+        "--agentbench-json=report.json",
+        "-p",
+        "no:cacheprovider",
+        timeout=120,
+    )
+    result.assert_outcomes(failed=2)  # neither trial edits: both run, both graded
+    bodies = [json.dumps(r.body) for r in server.tool_requests()]
+    assert sorted(markers["guidance"] in b and markers["skill"] in b for b in bodies) == [
+        False,
+        True,
+    ]
+    report = json.loads((pytester.path / "report.json").read_text())
+    found = {o["arm"]: o["skills_found"] for o in report["observations"]}
+    assert markers["skill"] in found["core"] and markers["skill"] not in found[VANILLA]
