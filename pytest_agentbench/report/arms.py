@@ -126,6 +126,9 @@ def paired_lines(block: dict[str, Any]) -> list[str]:
     width = max((len(pair["arm"]) for pair in block["paired"]), default=0) + len(" - vanilla")
     for pair in block["paired"]:
         label = f"{pair['arm']} - vanilla"
+        if not pair["first_exact"]["pairs"]:
+            lines.append(f"{label:<{width}} no task paired (none scored in both arms)")
+            continue
         for outcome in ("first_exact", "final_exact"):
             figure, cells = pair[outcome], pair[outcome]["trials"]
             interval = _interval(figure, _points)
@@ -148,6 +151,12 @@ def anchor_lines(block: dict[str, Any]) -> list[str]:
     lines = []
     for row in block["anchors"]:
         skipped = row["skipped_tasks"]
+        if not row["tasks"]:
+            lines.append(
+                f"anchor {row['arm']}: ran no task ({plural(len(skipped), 'task')} without "
+                f"{row['seed_field']})"
+            )
+            continue
         lines.append(
             f"anchor {row['arm']} ({row['seed_field']}): solve rate {_pct(row['solve_rate'])} "
             f"vs vanilla {_pct(row['vanilla_solve_rate'])} on {plural(row['tasks'], 'task')}, "

@@ -236,18 +236,23 @@ def render(
         Section(head=class_lines(report, where)),
     ]
     if report.get("arms"):
-        sections.append(arms_section(report["arms"]))
+        sections.append(arms_section(report["arms"], where))
     return fit(sections, budget)
 
 
-def arms_section(block: dict[str, Any]) -> Section:
-    """Per-arm rows, each treatment's paired difference from vanilla, the anchor arms."""
+def arms_section(block: dict[str, Any], where: str) -> Section:
+    """Per-arm rows and each treatment's paired difference from vanilla in full; the anchor
+    arms, delivery and the legend as the budget allows."""
     from pytest_agentbench.report import arms
 
     table = format_table(arms.ARM_HEADERS, arms.arm_rows(block), right=set(range(1, 9)))
     head = ["", "arms (each arm its own configuration; figures above pool them):", *table]
-    head += [*arms.paired_lines(block), *arms.anchor_lines(block), *arms.delivery_lines(block)]
-    return Section(head=head + arms.NOTES)
+    rows = [*arms.anchor_lines(block), *arms.delivery_lines(block), *arms.NOTES]
+    return Section(
+        head=head + arms.paired_lines(block),
+        rows=rows,
+        more=lambda hidden, shown: [f"... {plural(hidden, 'more arms line')}: {where}"],
+    )
 
 
 ROLLUP_HEADERS = ["family", "value", "n", "median", "mean", "Q1", "Q3", "min", "max", "excluded"]
