@@ -241,15 +241,15 @@ def render(
 
 
 def arms_section(block: dict[str, Any], where: str) -> Section:
-    """Per-arm rows and each treatment's paired difference from vanilla in full; the anchor
-    arms, delivery and the legend as the budget allows."""
+    """Per-arm rows, each treatment's paired difference from vanilla and the anchor arms in
+    full; delivery and the legend as the budget allows."""
     from pytest_agentbench.report import arms
 
     table = format_table(arms.ARM_HEADERS, arms.arm_rows(block), right=set(range(1, 9)))
     head = ["", "arms (each arm its own configuration; figures above pool them):", *table]
-    rows = [*arms.anchor_lines(block), *arms.delivery_lines(block), *arms.NOTES]
+    rows = [*arms.delivery_lines(block), *arms.NOTES]
     return Section(
-        head=head + arms.paired_lines(block),
+        head=head + arms.paired_lines(block) + arms.anchor_lines(block),
         rows=rows,
         more=lambda hidden, shown: [f"... {plural(hidden, 'more arms line')}: {where}"],
     )
