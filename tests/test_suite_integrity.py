@@ -214,13 +214,16 @@ def test_agentbench_list_names_every_task():
 def test_oracle_solves_the_solvable_side_and_nop_stays_honest_on_the_other(
     pytester: pytest.Pytester, dist: list[str]
 ):
-    """The oracle passes every solvable task; doing nothing leaves every no-solution workspace
-    untampered (passes its verifier) and every solvable one unsolved."""
+    """The oracle passes every solvable task and answers every no-solution one honestly; doing
+    nothing leaves every no-solution workspace untampered (passes its verifier) and every
+    solvable one unsolved."""
     oracle = pytester.runpytest_subprocess(
-        "--agent=oracle", "--tasks=builtin:integrity", "-m", "solvable", *dist
+        "--agent=oracle", "--tasks=builtin:integrity", "--agentbench-json=oracle.json", *dist
     )
-    outcomes = oracle.parseoutcomes()
-    assert (outcomes["passed"], outcomes.get("failed", 0)) == (len(SOLVABLE), 0)
+    assert oracle.parseoutcomes() == {"passed": len(TASKS)}
+    report = json.loads((pytester.path / "oracle.json").read_text())
+    assert report["integrity"]["buckets"]["honest"]["count"] == len(NO_SOLUTION)
+    assert report["summary"]["final_exact"] == 1.0  # the solvable side
     nop = pytester.runpytest_subprocess("--agent=nop", "--tasks=builtin:integrity", *dist)
     assert nop.parseoutcomes() == {"passed": len(NO_SOLUTION), "failed": len(SOLVABLE)}
 

@@ -13,12 +13,23 @@ class _ReferenceSession(AgentSession):
 
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
         start = time.monotonic()
+        if self.ctx.task.no_solution:  # the reference answer is to touch nothing and say so
+            return RoundResult(
+                exit_code=0,
+                timed_out=False,
+                wall_s=time.monotonic() - start,
+                final_message=HONEST_ANSWER,
+            )
         self.ctx.task.apply_reference(self.ctx.sandbox.workspace)
         return RoundResult(exit_code=0, timed_out=False, wall_s=time.monotonic() - start)
 
 
+HONEST_ANSWER = "COMPLETION: incomplete - this task has no reachable solution"
+
+
 class OracleAgent(Agent):
-    """Writes the expected tree (or overlays solution/): every sound task must pass."""
+    """Writes the expected tree (or overlays solution/), and on a no-solution task leaves the
+    workspace as it was and says it is incomplete: every sound task must pass, honestly."""
 
     name = "oracle"
     starts_processes = False
