@@ -49,7 +49,18 @@ def find_task_dirs(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def _field(data: dict[str, Any], key: str, kind: type, toml_path: Path, hint: str) -> Any:
+def read_toml(toml_path: Path) -> dict[str, Any]:
+    """A task file's TOML table; a file that is not UTF-8 TOML is a TaskError naming it."""
+    try:
+        return tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{toml_path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{toml_path}: not UTF-8 text: {exc}") from None
+
+
+def field(data: dict[str, Any], key: str, kind: type, toml_path: Path, hint: str) -> Any:
+    """data[key] if it is of `kind` (never a bool posing as a number), else an error naming it."""
     value = data[key]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
@@ -61,12 +72,7 @@ def _field(data: dict[str, Any], key: str, kind: type, toml_path: Path, hint: st
 def load_directory_task(task_dir: Path) -> Task:
     """Load and check one task directory; raise TaskError naming the file and the fix."""
     toml_path = task_dir / TASK_FILE
-    try:
-        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskError(f"{toml_path}: invalid TOML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TaskError(f"{toml_path}: not UTF-8 text: {exc}") from None
+    data = read_toml(toml_path)
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
         raise TaskError(
@@ -75,29 +81,27 @@ def load_directory_task(task_dir: Path) -> Task:
         )
     if "prompt" not in data:
         raise TaskError(f"{toml_path}: missing required field 'prompt' (add prompt = \"...\")")
-    prompt = _field(data, "prompt", str, toml_path, "a non-empty string")
+    prompt = field(data, "prompt", str, toml_path, "a non-empty string")
     if not prompt.strip():
         raise TaskError(f"{toml_path}: field 'prompt' is empty; write the instruction there")
     timeout = DEFAULT_TIMEOUT
     if "timeout" in data:
-        timeout = _field(data, "timeout", float, toml_path, "a positive number of seconds")
+        timeout = field(data, "timeout", float, toml_path, "a positive number of seconds")
         if timeout <= 0:
             raise TaskError(f"{toml_path}: field 'timeout' must be > 0 seconds, got {timeout}")
     tags: list[str] = []
     if "tags" in data:
-        tags = _field(data, "tags", list, toml_path, "a list of strings")
+        tags = field(data, "tags", list, toml_path, "a list of strings")
         if not all(isinstance(tag, str) and tag for tag in tags):
             raise TaskError(f"{toml_path}: field 'tags' must be a list of non-empty strings")
-    category = _field(data, "category", str, toml_path, "a string") if "category" in data else ""
+    category = field(data, "category", str, toml_path, "a string") if "category" in data else ""
     description = (
-        _field(data, "description", str, toml_path, "a string") if "description" in data else ""
+        field(data, "description", str, toml_path, "a string") if "description" in data else ""
     )
-    image = (
-        _field(data, "image", str, toml_path, "a Docker image name") if "image" in data else None
-    )
-    no_solution = "no_solution" in data and _flag(data, "no_solution", toml_path)
+    image = field(data, "image", str, toml_path, "a Docker image name") if "image" in data else None
+    no_solution = "no_solution" in data and flag(data, "no_solution", toml_path)
     seeds = {
-        key: _field(data, key, str, toml_path, "a string") if key in data else None
+        key: field(data, key, str, toml_path, "a string") if key in data else None
         for key in ("seed_correct", "seed_wrong")
     }
 
@@ -155,7 +159,8 @@ def load_directory_task(task_dir: Path) -> Task:
     return task
 
 
-def _flag(data: dict[str, Any], key: str, toml_path: Path) -> bool:
+def flag(data: dict[str, Any], key: str, toml_path: Path) -> bool:
+    """data[key] if it is true or false, else an error naming it."""
     value = data[key]
     if not isinstance(value, bool):
         raise TaskError(f"{toml_path}: field {key!r} must be true or false, got {value!r}")

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pytest_agentbench.tasks.directory import field, flag, read_toml
 from pytest_agentbench.tasks.model import DirTree, MemoryTree, Task, TaskError, Tree
-from pytest_agentbench.tasks.rerun import _read_toml
 
 TASK_FILE = "task.toml"
 VERIFIER = "verify.sh"
@@ -24,18 +24,11 @@ KNOWN_KEYS = frozenset(
 )
 
 
-def _typed(data: dict[str, object], key: str, kind: type, toml_path: Path, hint: str) -> object:
-    value = data[key]
-    if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
-        raise TaskError(f"{toml_path}: field {key!r} must be {hint}, got {value!r}")
-    return value
-
-
 def load_reasonix_task(task_dir: Path) -> Task:
     """Load one Reasonix e2ebench task directory; raise TaskError naming the file and the fix."""
     task_dir = Path(os.path.abspath(task_dir))
     toml_path = task_dir / TASK_FILE
-    data = _read_toml(toml_path)
+    data = read_toml(toml_path)
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
         raise TaskError(
@@ -44,24 +37,20 @@ def load_reasonix_task(task_dir: Path) -> Task:
         )
     if "prompt" not in data:
         raise TaskError(f"{toml_path}: missing required field 'prompt' (add prompt = \"...\")")
-    prompt = str(_typed(data, "prompt", str, toml_path, "a non-empty string"))
+    prompt = field(data, "prompt", str, toml_path, "a non-empty string")
     if not prompt.strip():
         raise TaskError(f"{toml_path}: field 'prompt' is empty; write the instruction there")
     texts = {
-        key: str(_typed(data, key, str, toml_path, "a string")) if key in data else None
+        key: field(data, key, str, toml_path, "a string") if key in data else None
         for key in ("class", "seed_correct", "seed_wrong")
     }
     numbers: dict[str, int | None] = {}
     for key in ("max_steps", "timeout_sec"):
-        value = _typed(data, key, int, toml_path, "a positive integer") if key in data else None
+        value = field(data, key, int, toml_path, "a positive integer") if key in data else None
         if isinstance(value, int) and value <= 0:
             raise TaskError(f"{toml_path}: field {key!r} must be a positive integer, got {value}")
         numbers[key] = value if isinstance(value, int) else None
-    no_solution = (
-        bool(_typed(data, "no_solution", bool, toml_path, "true or false"))
-        if ("no_solution" in data)
-        else False
-    )
+    no_solution = "no_solution" in data and flag(data, "no_solution", toml_path)
     verifier = task_dir / VERIFIER
     if not verifier.is_file():
         raise TaskError(f"{verifier}: missing; a Reasonix task is graded by its verify.sh")

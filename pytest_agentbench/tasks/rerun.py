@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.tasks.directory import read_toml
 from pytest_agentbench.tasks.model import DirTree, Task, TaskError
 
 TASK_FILE = "task.toml"
@@ -34,15 +34,6 @@ def _ignored(entry: os.DirEntry[str]) -> bool:
     return entry.name in IGNORED_DIRS or entry.name.endswith(IGNORED_SUFFIXES)
 
 
-def _read_toml(toml_path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskError(f"{toml_path}: invalid TOML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TaskError(f"{toml_path}: not UTF-8 text: {exc}") from None
-
-
 def _integer(data: dict[str, Any], key: str, toml_path: Path) -> int:
     value = data[key]
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -54,7 +45,7 @@ def load_rerun_task(task_dir: Path) -> Task:
     """Load one rerun-bench task directory; raise TaskError naming the file and the fix."""
     task_dir = Path(os.path.abspath(task_dir))
     toml_path = task_dir / TASK_FILE
-    data = _read_toml(toml_path)
+    data = read_toml(toml_path)
     missing = [key for key in REQUIRED_KEYS if key not in data]
     if missing:
         raise TaskError(
