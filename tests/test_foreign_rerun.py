@@ -94,6 +94,49 @@ def test_the_verifier_runs_as_rerun_bench_runs_it(tmp_path: Path) -> None:
         assert grade.verifier_output.strip() == ("PASS" if passes else "FAIL: answer.txt is not 42")
 
 
+def hash_of(task_dir: Path) -> str:
+    """The fixture hash of a freshly loaded task (fixture_hash is cached per Task)."""
+    return load_task_dir(task_dir).content_hash()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda d: (d / "mutants" / "m1.py").write_text("return 2\n"), id="mutant"),
+        pytest.param(lambda d: (d / "mutants" / "m2.py").write_text("x\n"), id="new-mutant"),
+        pytest.param(lambda d: (d / "mutants" / "m1.py").unlink(), id="removed-mutant"),
+        pytest.param(lambda d: (d / "mutants" / "empty").mkdir(), id="empty-dir"),
+        pytest.param(lambda d: (d / "notes.txt").symlink_to("verify.py"), id="symlink"),
+        pytest.param(lambda d: (d / "solution" / "answer.txt").write_text("43\n"), id="solution"),
+        pytest.param(lambda d: (d / "task.toml").write_text(
+            (d / "task.toml").read_text().replace("timeout = 90", "timeout = 91")), id="toml"),
+        pytest.param(lambda d: write_tree(d / "workspace" / ".git", {"HEAD": "x"}), id="git"),
+    ],
+)  # fmt: skip
+def test_the_fixture_hash_covers_every_file_the_verifier_may_read(tmp_path: Path, edit) -> None:
+    """Several bundled verifiers read mutants/ or the pristine workspace/ beside them: a change
+    there changes what a trial measures, so it must not pool with the trials before it."""
+    task_dir = rerun_task(tmp_path, "answer")
+    write_tree(task_dir / "mutants", {"m1.py": "return 1\n"})
+    before = hash_of(task_dir)
+    edit(task_dir)
+    assert hash_of(task_dir) != before
+
+
+def test_caches_beside_the_verifier_leave_the_fixture_hash_alone(tmp_path: Path) -> None:
+    """Bytecode and tool caches are rebuilt from the sources: they cannot change a verdict."""
+    task_dir = rerun_task(tmp_path, "answer")
+    write_tree(task_dir / "mutants", {"m1.py": "return 1\n"})
+    before = hash_of(task_dir)
+    for folder in (task_dir, task_dir / "mutants", task_dir / "workspace"):
+        write_tree(folder / "__pycache__", {"verify.cpython-311.pyc": b"\0"})
+        write_tree(folder / ".pytest_cache", {"README.md": "cache"})
+        write_tree(folder, {"stale.pyc": b"\0", "stale.pyo": b"\0"})
+    write_tree(task_dir / ".mypy_cache", {"x": "1"})
+    write_tree(task_dir / ".ruff_cache", {"x": "1"})
+    assert hash_of(task_dir) == before
+
+
 @pytest.mark.parametrize(
     ("toml", "verify", "message"),
     [

@@ -197,6 +197,9 @@ class Task:
     verifier_command: tuple[str, ...] = ()
     verifier_env: Mapping[str, str] = field(default_factory=dict)
     verify_timeout: float | None = None
+    # The task directory's files (path -> bytes) when the verifier may read beyond its own
+    # script (mutants/, the pristine workspace): hashed with the task, never shown to the agent.
+    make_task_files: Callable[[], Mapping[str, bytes]] | None = None
     make_solution: Callable[[], Tree] | None = None
     timeout: float = 300.0
     category: str = ""  # the task's class (atomic-bugfix, refactor, completion-integrity, ...)
@@ -253,6 +256,7 @@ class Task:
             inputs,
             outputs,
             self.verifier.read_bytes() if self.verifier is not None else None,
+            self.make_task_files() if self.make_task_files is not None else None,
         )
 
     @cached_property

@@ -6,6 +6,10 @@ directory, RERUN_BENCH_TASK_DIR naming the task directory (several verifiers rea
 workspace/ or mutants/ beside them), PYTHONHASHSEED=0, PYTHONDONTWRITEBYTECODE=1, and the
 task's verify_timeout (60 s unless given). Only workspace/ reaches the agent, without the
 caches rerun-bench leaves out of its copies (__pycache__, .git, *.pyc, ...).
+
+Since the verifier may read anything beside it, the fixture hash covers the whole task
+directory but the caches Python and its tools rebuild from the sources (__pycache__,
+.pytest_cache, .ruff_cache, .mypy_cache, *.pyc, *.pyo), which cannot change what it reads.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.tasks.directory import read_toml
+from pytest_agentbench.tasks.hashing import directory_files
 from pytest_agentbench.tasks.model import DirTree, Task, TaskError
 
 TASK_FILE = "task.toml"
@@ -28,10 +33,16 @@ IGNORED_DIRS = frozenset(
     {"__pycache__", ".pytest_cache", ".git", ".ruff_cache", ".mypy_cache", "node_modules"}
 )
 IGNORED_SUFFIXES = (".pyc", ".pyo")
+# What the fixture hash leaves out of the task directory: caches rebuilt from the sources.
+UNHASHED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"})
 
 
 def _ignored(entry: os.DirEntry[str]) -> bool:
     return entry.name in IGNORED_DIRS or entry.name.endswith(IGNORED_SUFFIXES)
+
+
+def _unhashed(entry: os.DirEntry[str]) -> bool:
+    return entry.name in UNHASHED_DIRS or entry.name.endswith(IGNORED_SUFFIXES)
 
 
 def _integer(data: dict[str, Any], key: str, toml_path: Path) -> int:
@@ -100,6 +111,7 @@ def load_rerun_task(task_dir: Path) -> Task:
             "RERUN_BENCH_TASK_DIR": str(task_dir.resolve()),
         },
         verify_timeout=float(verify_timeout),
+        make_task_files=lambda: directory_files(task_dir, skip=_unhashed),
         make_solution=(lambda: solution_tree) if solution_tree is not None else None,
         timeout=float(timeout),
         tags=tuple(tags),
