@@ -68,6 +68,8 @@ def _memory_leftovers(before: set[str]) -> list[str]:
     ]
 
 
+# Checks that nothing is left in /dev/shm: never beside test_trial_ownership's killed runs.
+@pytest.mark.xdist_group("memory-root")
 @pytest.mark.parametrize(
     "kind",
     [
