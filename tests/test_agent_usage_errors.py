@@ -102,6 +102,20 @@ def test_real_agent_without_credentials_stops_before_the_first_trial(
     one_error_line(result, f"ERROR: --agent={agent}: no credentials: set {names}")
 
 
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_command_agent_whose_program_is_missing(
+    pytester: pytest.Pytester, tasks: Path, dist: list[str]
+) -> None:
+    result = pytester.runpytest_subprocess(
+        "--agent=command", "--agent-cmd=no-such-agent --go", f"--tasks={tasks}", *dist
+    )
+    one_error_line(
+        result,
+        "ERROR: --agent-cmd 'no-such-agent --go': command not found: no-such-agent (not on PATH);"
+        " install it, or name it by its path",
+    )
+
+
 def test_credentials_are_not_needed_to_collect(pytester: pytest.Pytester, tasks: Path) -> None:
     result = pytester.runpytest_subprocess(
         "--agent=codex", "--agent-opt=bin=/bin/true", f"--tasks={tasks}", "--collect-only"

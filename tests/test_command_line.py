@@ -81,3 +81,27 @@ def test_words_lie_inside_the_command_in_order(command: str) -> None:
     for word in words:
         if word.plain:
             assert not set(word.text) & set("'\"\\$ ;|&<>\n")
+
+
+@pytest.mark.parametrize(
+    ("command", "missing"),
+    [
+        ("no-such-agent --fast", ["no-such-agent"]),
+        ("cd sub && no-such-agent; tool.sh", ["no-such-agent"]),
+        ("tool.sh && echo 2 > a.txt && test -f a.txt", []),  # the shell's own are not looked up
+        ("./solve.sh", []),  # perhaps the workspace's: the shell will say
+        ("f() { true; }; f", []),  # a function the command defines
+        ("PATH=./bin:$PATH no-such-agent", []),  # a PATH the command changes
+    ],
+)
+def test_programs_not_on_path_are_named(base: Path, command: str, missing: list[str]) -> None:
+    assert resolve(command, base).missing == missing
+
+
+def test_under_docker_programs_are_not_looked_up(base: Path) -> None:
+    assert resolve("no-such-agent", base, host=False).missing == []
+
+
+@pytest.mark.parametrize("command", ["echo boom >&2; true", "tool.sh 2>&1 | cat", "true &>log"])
+def test_redirections_to_descriptors_are_not_programs(base: Path, command: str) -> None:
+    assert resolve(command, base).missing == []

@@ -98,6 +98,7 @@ class CommandAgent(Agent):
                 "--agent=command needs --agent-cmd 'COMMAND' (run through /bin/sh in the workspace)"
             )
         self.command = settings.agent_cmd
+        self.missing: list[str] = []
         self.passthrough = [n for n in (settings.agent_opts.get("env") or "").split(",") if n]
 
     def use_sandbox(self, provider: SandboxProvider) -> None:
@@ -112,7 +113,18 @@ class CommandAgent(Agent):
             hidden=hidden_roots(),
         )
         self.command = resolved.text
+        self.missing = resolved.missing
         provider.expose(resolved.exposures, f"--agent-cmd {self.settings.agent_cmd!r}")
+
+    def preflight(self) -> None:
+        """A program the command names that does not exist fails every trial the same way
+        (exit 127): say so once, before any trial."""
+        super().preflight()
+        if self.missing:
+            raise pytest.UsageError(
+                f"--agent-cmd {self.settings.agent_cmd!r}: command not found: {self.missing[0]} "
+                "(not on PATH); install it, or name it by its path"
+            )
 
     def info(self) -> dict[str, object]:
         resolved = self.command if self.command != self.settings.agent_cmd else None

@@ -30,6 +30,50 @@ from pytest_agentbench.sandbox.bwrap import (
 PLAIN = re.compile(r"[A-Za-z0-9_./+@%:,=-]+")
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 RESERVED = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec"}
+# The shell's own commands: never looked up on PATH, so never "not found".
+BUILTINS = {
+    ":",
+    ".",
+    "[",
+    "alias",
+    "break",
+    "cd",
+    "command",
+    "continue",
+    "echo",
+    "eval",
+    "exit",
+    "export",
+    "false",
+    "getopts",
+    "hash",
+    "kill",
+    "local",
+    "printf",
+    "pwd",
+    "read",
+    "readonly",
+    "return",
+    "set",
+    "shift",
+    "source",
+    "test",
+    "times",
+    "trap",
+    "true",
+    "type",
+    "ulimit",
+    "umask",
+    "unalias",
+    "unset",
+    "wait",
+    "for",
+    "case",
+    "fi",
+    "done",
+    "esac",
+    "}",
+}
 SEPARATORS = ";&|()\n"
 REDIRECTIONS = "<>"
 INTERPRETER = re.compile(
@@ -58,6 +102,7 @@ class ResolvedCommand:
 
     text: str
     exposures: list[Path] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # programs it names that do not exist
 
 
 def split_words(command: str) -> list[Word]:
@@ -73,7 +118,10 @@ def split_words(command: str) -> list[Word]:
             break  # a here-document body follows: it is data, not words
         if char in SEPARATORS or char in REDIRECTIONS:
             index += 1
-            redirect_target = char in REDIRECTIONS
+            redirect_target = char in REDIRECTIONS or command.startswith("&>", index - 1)
+            if redirect_target:  # the whole operator: >> >& <& <> >| &> &>>
+                while index < len(command) and command[index] in "<>&|":
+                    index += 1
             if not redirect_target:
                 simple, expect_program = simple + 1, True
             continue
@@ -115,6 +163,12 @@ def _script_word(words: list[Word], program: int) -> Word | None:
         elif not word.text.startswith("-"):
             return word
     return None
+
+
+def _defined_in(command: str, name: str) -> bool:
+    """Whether the command line may make name a command itself: a function of that name, or
+    a PATH it changes."""
+    return "PATH=" in command or re.search(rf"\b{re.escape(name)}\s*\(\s*\)", command) is not None
 
 
 def python_exposures(found: str, environ: dict[str, str], cwd: Path) -> tuple[str, list[Path]]:
@@ -175,18 +229,21 @@ def resolve_command(
     words = split_words(command)
     replace: dict[int, str] = {}  # word start -> new text
     exposures: list[Path] = []
+    missing: list[str] = []
     for position, word in enumerate(words):
-        if not word.first or not word.plain or word.text in RESERVED:
+        if not word.first or not word.plain or word.text in RESERVED | BUILTINS:
             continue
         program = word.text
         found: str | None = None
         if "/" in program and (host_programs or not program.startswith("/")):
             path = (base / program).absolute()
             if not path.exists():
-                continue
+                continue  # perhaps the workspace's own: the shell will say
             found = replace[word.start] = str(path)
         elif host_programs:
             found = shutil.which(program, path=environ.get("PATH"))
+            if found is None and not _defined_in(command, program):
+                missing.append(program)
         if found and PYTHON.fullmatch(Path(program).name) and (host_programs or "/" in program):
             replace[word.start], roots = python_exposures(found, environ, base)
             exposures += roots or program_exposures(
@@ -206,4 +263,4 @@ def resolve_command(
         if word.start in replace:
             text = text[: word.start] + replace[word.start] + text[word.end :]
     shown = [path for path in dict.fromkeys(exposures) if not covered(path.resolve())]
-    return ResolvedCommand(text, shown)
+    return ResolvedCommand(text, shown, list(dict.fromkeys(missing)))
