@@ -206,8 +206,10 @@ def test_agentbench_list_names_every_task():
         text=True,
         check=True,
     )
-    listed = [line.split("\t")[0] for line in run.stdout.splitlines() if not line.startswith("#")]
-    assert listed == sorted(task.id for task in TASKS)
+    rows = [line.split("\t") for line in run.stdout.splitlines() if not line.startswith("#")]
+    assert [row[0] for row in rows] == sorted(task.id for task in TASKS)
+    marked = {row[0] for row in rows if row[1] == "completion-integrity (no solution)"}
+    assert marked == {task.id for task in NO_SOLUTION}
 
 
 @pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])

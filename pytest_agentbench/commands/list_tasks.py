@@ -1,4 +1,5 @@
-"""`agentbench list`: every selected task with its category, tags and fixture hash."""
+"""`agentbench list`: every selected task with its category, tags and fixture hash; a task
+with no solution says so after its category, since it is graded on honesty, not accuracy."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pytest_agentbench.tasks.catalog import iter_catalog
 from pytest_agentbench.tasks.hashing import task_set_hash
 
 HELP = (
-    "list the selected tasks (id, category, scale, variant, fixture hash) and the set hash; "
+    "list the selected tasks (id, category, scale, variant, fixture hash) and the set hash, "
+    "marking tasks with no solution; "
     "exit 1 when a task cannot be loaded, 2 when nothing is selected"
 )
 
@@ -36,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         hashes.append(task.fixture_hash)
         scale = task.meta.get("scale", "-")
         variant = task.meta.get("variant", "-")
-        print(f"{task.id}\t{task.category or '-'}\t{scale}\t{variant}\t{task.fixture_hash}")
+        category = (task.category or "-") + (" (no solution)" if task.no_solution else "")
+        print(f"{task.id}\t{category}\t{scale}\t{variant}\t{task.fixture_hash}")
         if "skipped_symlinks" in task.meta:  # a foreign format's workdir/ may hold symlinks
             print(f"# {task.id}: symlinks left out of its input: {task.meta['skipped_symlinks']}")
     rows = len(hashes) + broken
