@@ -17,7 +17,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -270,13 +272,14 @@ def test_network_none_cuts_network_host_keeps_it(pytester: pytest.Pytester, kind
     assert outcomes["none"].get("failed") == 1
 
 
-def test_docker_reaps_containers_of_dead_owners_only() -> None:
+@pytest.fixture
+def labelled_containers() -> Iterator[dict[str, Any]]:
+    """Stopped containers labelled as a dead owner's, a live owner's (this process), another
+    host's, and a container that is not this project's at all."""
     skip_unless_sandbox("docker")
-    from pytest_agentbench.sandbox.docker import LABEL_OWNER, DockerProvider, owner_token
-    from pytest_agentbench.sandbox.limits import SandboxLimits
+    from pytest_agentbench.sandbox.docker import LABEL_OWNER, owner_token
 
     client = _docker_client()
-    close_client = client.close
     dead = subprocess.Popen(["true"])
     dead.wait()
     dead_owner = owner_token(os.getpid()).replace(f":{os.getpid()}:", f":{dead.pid}:")
@@ -291,16 +294,44 @@ def test_docker_reaps_containers_of_dead_owners_only() -> None:
         for name, label in labels.items()
     }
     try:
-        provider = DockerProvider(SandboxLimits(), TEST_IMAGE)
-        provider.client.close()
-        remaining = {c.id for c in client.containers.list(all=True)}
-        assert made["dead"].id not in remaining
-        assert {made[n].id for n in ("alive", "elsewhere", "foreign")} <= remaining
+        yield made
     finally:
         for container in made.values():
             with contextlib.suppress(Exception):
                 container.remove(force=True)
-        close_client()
+        client.close()
+
+
+def _left(made: dict[str, Any]) -> set[str]:
+    """Which of the labelled containers still exist."""
+    with contextlib.closing(_docker_client()) as client:
+        remaining = {c.id for c in client.containers.list(all=True)}
+    return {name for name, container in made.items() if container.id in remaining}
+
+
+def test_docker_reaps_containers_of_dead_owners_only(labelled_containers: dict[str, Any]) -> None:
+    from pytest_agentbench.sandbox.docker import DockerProvider
+
+    DockerProvider(SandboxLimits(), TEST_IMAGE).client.close()
+    assert _left(labelled_containers) == {"alive", "elsewhere", "foreign"}
+
+
+def test_agentbench_clean_removes_containers_of_dead_owners_only(
+    labelled_containers: dict[str, Any], tmp_path: Path
+) -> None:
+    """A docker run on another xdist worker may reap the dead owner's container first (every
+    run does); what clean says about it is checked while it is there."""
+    dead = labelled_containers["dead"].name
+    clean = [str(Path(sys.executable).parent / "agentbench"), "clean", str(tmp_path)]
+    dry = subprocess.run([*clean, "--dry-run"], capture_output=True, text=True, timeout=120)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    left = _left(labelled_containers)
+    assert left >= {"alive", "elsewhere", "foreign"}
+    assert ("dead" in left) <= (f"would remove container {dead}" in dry.stdout), dry.stdout
+    done = subprocess.run(clean, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("dead" in left) <= (f"removing container {dead}" in done.stdout), done.stdout
+    assert _left(labelled_containers) == {"alive", "elsewhere", "foreign"}
 
 
 def test_docker_engine_missing_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -1,13 +1,15 @@
-"""`agentbench clean`: remove the trial directories of runs that were killed outright."""
+"""`agentbench clean`: remove the trial directories and containers of runs that were killed
+outright."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 
 HELP = (
-    "remove trial directories left by runs that were killed (SIGKILL, out of memory); "
-    "a live run's are kept"
+    "remove trial directories and Docker containers left by runs that were killed (SIGKILL, "
+    "out of memory); a live run's are kept"
 )
 
 
@@ -53,4 +55,37 @@ def run(args: argparse.Namespace) -> int:
         f"{verb} {len(removed) - len(left)} directories of runs that are gone, "
         f"kept {kept} of live runs, in {', '.join(roots)}"
     )
-    return 1 if left else 0
+    containers_left = _clean_containers(args.dry_run)
+    return 1 if left or containers_left else 0
+
+
+def _clean_containers(dry_run: bool) -> int:
+    """Remove (or list) the containers of runs that are gone, on the engine DOCKER_HOST names
+    (or the local one); how many could not be removed. No engine: say so, nothing to do."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=10)
+        client.ping()
+    except Exception as exc:  # no SDK, no engine, no permission: nothing of ours to see
+        print(f"containers: not checked (no Docker engine answers: {type(exc).__name__})")
+        return 0
+    with contextlib.closing(client):
+        from pytest_agentbench.sandbox.docker import dead_owner_containers
+
+        dead = dead_owner_containers(client)
+        failed = 0
+        for container in dead:
+            print(f"{'would remove' if dry_run else 'removing'} container {container.name}")
+            if dry_run:
+                continue
+            try:
+                container.remove(force=True)
+            except docker.errors.NotFound:
+                pass  # gone meanwhile: what we wanted
+            except docker.errors.APIError as exc:
+                failed += 1
+                print(f"could not remove container {container.name}: {exc.explanation or exc}")
+    verb = "would remove" if dry_run else "removed"
+    print(f"{verb} {len(dead) - failed} containers of runs that are gone")
+    return failed

@@ -113,16 +113,21 @@ def connect() -> Any:
     return client
 
 
+def dead_owner_containers(client: Any) -> list[Any]:
+    """Containers this project made whose owning process on this host is gone."""
+    listed = client.containers.list(all=True, filters={"label": LABEL_OWNER})
+    return [c for c in listed if owner_is_dead(c.labels.get(LABEL_OWNER, ""))]
+
+
 def reap_dead_owners(client: Any) -> list[str]:
     """Remove containers whose owning process on this host is gone; return their names."""
     import docker.errors
 
     removed = []
-    for container in client.containers.list(all=True, filters={"label": LABEL_OWNER}):
-        if owner_is_dead(container.labels.get(LABEL_OWNER, "")):
-            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-                container.remove(force=True)
-                removed.append(container.name)
+    for container in dead_owner_containers(client):
+        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+            container.remove(force=True)
+            removed.append(container.name)
     return removed
 
 
