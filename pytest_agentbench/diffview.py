@@ -156,7 +156,11 @@ def render_grade(grade: Grade, expected: Tree | None, workspace: Path) -> str:
                 f" (+{len(paths) - 20} more)" if len(paths) > 20 else ""
             )
             lines.append(f"{label}: {shown}")
-    if grade.verifier_exit_code is not None or grade.verifier_output:
+    if grade.reward_graded:  # the output's first line says the reward and where it came from
+        lines.extend(map(names.show, grade.verifier_output.splitlines()[:1]))
+        lines.append(f"verifier exit code: {grade.verifier_exit_code}")
+        lines.extend(map(names.show, grade.verifier_output.splitlines()[1:][-MAX_LINES:]))
+    elif grade.verifier_exit_code is not None or grade.verifier_output:
         lines.append(f"verifier exit code: {grade.verifier_exit_code}")
         lines.extend(map(names.show, grade.verifier_output.splitlines()[-MAX_LINES:]))
     if expected is not None:

@@ -120,6 +120,11 @@ def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     item = request.node
     task = item_task(item)
     provider = process_parts(item.config)[2]
+    if task.container is not None and provider.kind != "docker":
+        raise TaskError(
+            f"{task.source}: a Harbor task runs in the image its environment/Dockerfile builds: "
+            f"run it with --sandbox=docker (this run uses --sandbox={provider.kind})"
+        )
     with provider.create(task, trial_label(item)) as sandbox:
         yield sandbox
 

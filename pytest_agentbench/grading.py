@@ -21,7 +21,7 @@ from typing import BinaryIO
 from pytest_agentbench import fdtree, names
 from pytest_agentbench.filework import remove_later
 from pytest_agentbench.sandbox.ownership import owned_dir
-from pytest_agentbench.tasks.model import Task, Tree, file_matches_fd
+from pytest_agentbench.tasks.model import Task, TaskError, Tree, file_matches_fd
 
 CHUNK = 1 << 20
 _TRAILING_NEWLINES = re.compile(rb"(?:\r?\n)+\Z")
@@ -42,6 +42,10 @@ class Grade:
     verifier_output: str = ""
     # Expected files the workspace holds byte for byte, as the exact comparison found them.
     matched: frozenset[str] = frozenset()
+    # A task graded by the reward its verifier writes (Harbor): that reward, None when it
+    # wrote none.
+    reward: float | None = None
+    reward_graded: bool = False
 
 
 @dataclass
@@ -232,6 +236,8 @@ def grade_task(task: Task, workspace: Path) -> Grade:
 
     Only a verifier needs scratch space, so only verifier tasks pay for a temp directory.
     """
+    if task.container is not None:
+        return _grade_in_container(task, workspace)
     expected = task.expected_tree
     if expected is not None:
         return compare_tree(expected, workspace)
@@ -251,3 +257,17 @@ def grade_task(task: Task, workspace: Path) -> Grade:
         grade.exact = grade.eof_normalized = False
         grade.invalid = invalid
     return grade
+
+
+def _grade_in_container(task: Task, workspace: Path) -> Grade:
+    """A task whose verifier runs inside its image (Harbor), on the trial's own container."""
+    from pytest_agentbench.sandbox.docker import sandbox_of
+    from pytest_agentbench.sandbox.task_image import verify
+
+    sandbox = sandbox_of(workspace)
+    if sandbox is None:
+        raise TaskError(
+            f"{task.source}: a Harbor task is graded inside its container; run it with "
+            "--sandbox=docker"
+        )
+    return verify(sandbox, task)

@@ -54,6 +54,8 @@ class RoundRecord(TypedDict):
     invalid: list[str]
     # Set when the round was not graded: the workspace and home grew past --sandbox-disk.
     over_disk: NotRequired[str]
+    # The verifier's reward, for a task graded by one (Harbor); None: it wrote no reward.
+    reward: NotRequired[float | None]
 
 
 class AgentFacts(TypedDict):

@@ -335,6 +335,13 @@ def _exposed_paths(config: pytest.Config) -> tuple[str, ...]:
     return tuple(str(base / Path(path).expanduser()) for path in raw)
 
 
+def _bring_own_images(config: pytest.Config) -> bool:
+    """Whether every task runs in an image of its own (Harbor tasks build theirs)."""
+    from pytest_agentbench.tasks.formats import bring_own_images
+
+    return bring_own_images(task_sources(config), config.invocation_params.dir)
+
+
 def task_sources(config: pytest.Config) -> tuple[str, ...]:
     cli = config.getoption("tasks")
     if cli:
@@ -377,7 +384,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             f"--sandbox {sandbox!r}: unknown sandbox; choose one of {', '.join(SANDBOX_CHOICES)}"
         )
     docker_image = _value(config, "docker_image", None)
-    if sandbox == "docker" and not docker_image:
+    if sandbox == "docker" and not docker_image and not _bring_own_images(config):
         raise pytest.UsageError(
             "--sandbox=docker needs an image: pass --docker-image IMAGE (ini "
             "agentbench_docker_image); a task's own `image` field still wins for that task"

@@ -223,6 +223,8 @@ class Trial:
         }
         if over_disk:
             record["over_disk"] = over_disk
+        if grade is not None and grade.reward_graded:
+            record["reward"] = grade.reward
         return record
 
     def _describe_failure(self, result: RoundResult, grade: Grade, sandbox: Sandbox) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from pytest_agentbench.agents.base import Agent, AgentSession, RoundResult, TrialContext
+from pytest_agentbench.tasks.model import TaskError
 
 
 class _ReferenceSession(AgentSession):
@@ -20,16 +21,37 @@ class _ReferenceSession(AgentSession):
                 wall_s=time.monotonic() - start,
                 final_message=HONEST_ANSWER,
             )
+        if self.ctx.task.container is not None:  # its reference is a script run in its image
+            return self._solve_in_container(timeout)
         self.ctx.task.apply_reference(self.ctx.sandbox.workspace)
         return RoundResult(exit_code=0, timed_out=False, wall_s=time.monotonic() - start)
+
+    def _solve_in_container(self, timeout: float) -> RoundResult:
+        """Harbor's oracle: solution/solve.sh, run in the trial's container."""
+        from pytest_agentbench.sandbox.docker import DockerSandbox
+        from pytest_agentbench.sandbox.task_image import run_solution
+
+        task, sandbox = self.ctx.task, self.ctx.sandbox
+        if task.container is None or task.container.solution is None:
+            raise TaskError(f"{task.source}: task {task.id!r} has no solution/solve.sh to run")
+        assert isinstance(sandbox, DockerSandbox)  # the only sandbox such tasks get
+        done = run_solution(sandbox, task, timeout)
+        return RoundResult(
+            exit_code=done.exit_code,
+            timed_out=done.timed_out,
+            wall_s=done.wall_s,
+            stdout_tail=done.stdout.decode("utf-8", "replace"),
+            stderr_tail=done.stderr.decode("utf-8", "replace"),
+        )
 
 
 HONEST_ANSWER = "COMPLETION: incomplete - this task has no reachable solution"
 
 
 class OracleAgent(Agent):
-    """Writes the expected tree (or overlays solution/), and on a no-solution task leaves the
-    workspace as it was and says it is incomplete: every sound task must pass, honestly."""
+    """Writes the expected tree (or overlays solution/, or runs a Harbor task's solve.sh in its
+    container), and on a no-solution task leaves the workspace as it was and says it is
+    incomplete: every sound task must pass, honestly."""
 
     name = "oracle"
     starts_processes = False

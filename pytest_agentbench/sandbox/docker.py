@@ -184,12 +184,19 @@ class DockerSandbox(Sandbox):
 
     kind = "docker"
 
-    def __init__(self, provider: DockerProvider, root: Path, container: Any) -> None:
+    def __init__(
+        self,
+        provider: DockerProvider,
+        root: Path,
+        container: Any,
+        inner_workspace: str = INNER_WORKSPACE,
+    ) -> None:
         self.provider = provider
-        self._lay_out(root, INNER_WORKSPACE, INNER_HOME)  # home beside it: the engine mounts it
+        self._lay_out(root, inner_workspace, INNER_HOME)  # home beside it: the engine mounts it
         self.container = container
         self.script = root / ROUND_SCRIPT_NAME
         self.rounds = 0
+        _SANDBOXES[self.workspace] = self
 
     def _output(self, since: float | None) -> tuple[bytes, bytes]:
         """This round's stdout and stderr tails (earlier rounds' lines are older than since)."""
@@ -226,7 +233,7 @@ class DockerSandbox(Sandbox):
         start = time.monotonic()
         provider = self.provider
         copying = not provider.bind_mounts
-        self.script.write_text(round_script(argv, env, cwd or INNER_WORKSPACE))
+        self.script.write_text(round_script(argv, env, cwd or self.inner_workspace))
         exit_code: int | None = None
         try:
             # The adapter may have written new files (its config, the prompt) into home.
@@ -248,13 +255,24 @@ class DockerSandbox(Sandbox):
         self.rounds += 1
         out, err = self._output(since)
         if copying:
-            _replace_from_tar(self.container.get_archive(INNER_WORKSPACE)[0], self.workspace)
+            _replace_from_tar(self.container.get_archive(self.inner_workspace)[0], self.workspace)
             _replace_from_tar(self.container.get_archive(INNER_HOME)[0], self.home)
         return ProcessResult(exit_code, exit_code is None, time.monotonic() - start, out, err)
 
     def close(self) -> None:
+        _SANDBOXES.pop(self.workspace, None)
         self.provider.remove(self.container)
         self._remove_files_later()
+
+
+# Live sandboxes by host workspace: a task graded inside its container (Harbor) finds its
+# container from the workspace the grading hook is given.
+_SANDBOXES: dict[Path, DockerSandbox] = {}
+
+
+def sandbox_of(workspace: Path) -> DockerSandbox | None:
+    """The live docker sandbox whose host workspace this is, if any."""
+    return _SANDBOXES.get(workspace)
 
 
 class DockerProvider(SandboxProvider):
@@ -346,6 +364,10 @@ class DockerProvider(SandboxProvider):
         return _tar_dirs(dirs, self.uid, self.gid)
 
     def create(self, task: Task, trial_id: str) -> Sandbox:
+        if task.container is not None:  # the task brings its own image (Harbor)
+            from pytest_agentbench.sandbox.task_image import create_sandbox
+
+            return create_sandbox(self, task, trial_id)
         image = task.image or self.image
         if image is None:
             raise pytest.UsageError(
@@ -361,14 +383,24 @@ class DockerProvider(SandboxProvider):
         (root / ROUND_SCRIPT_NAME).touch()  # bind-mounted: it must exist before the container
         materialize(task.input_tree, workspace)
         try:
-            container = self._create_container(image, trial_id, workspace, home)
+            container = self.create_container(image, trial_id, root)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
         return DockerSandbox(self, root, container)
 
-    def _create_container(self, image: str, trial_id: str, workspace: Path, home: Path) -> Any:
-        limits = self.limits
+    def create_container(
+        self,
+        image: str,
+        trial_id: str,
+        root: Path,
+        inner_workspace: str = INNER_WORKSPACE,
+        limits: SandboxLimits | None = None,
+    ) -> Any:
+        """A trial's container (not started) with root's workspace/ at inner_workspace, home/
+        and the round script; limits: the run's unless given."""
+        limits = limits or self.limits
+        workspace, home = root / "workspace", root / "home"
         volumes = {
             host: {"bind": inner, "mode": "ro"} for host, inner in self.program_mounts.items()
         }
@@ -377,7 +409,7 @@ class DockerProvider(SandboxProvider):
         if self.bind_mounts:
             self.give_to_agent(workspace)
             self.give_to_agent(home)
-            volumes[str(workspace)] = {"bind": INNER_WORKSPACE, "mode": "rw"}
+            volumes[str(workspace)] = {"bind": inner_workspace, "mode": "rw"}
             volumes[str(home)] = {"bind": INNER_HOME, "mode": "rw"}
             volumes[str(home.parent / ROUND_SCRIPT_NAME)] = {"bind": ROUND_SCRIPT, "mode": "ro"}
         api = self.client.api
@@ -401,9 +433,10 @@ class DockerProvider(SandboxProvider):
             image,
             ["/bin/sh", ROUND_SCRIPT],
             user=f"{self.uid}:{self.gid}",
-            working_dir=INNER_WORKSPACE,
+            working_dir=inner_workspace,
             labels={LABEL_OWNER: self.owner, LABEL_RUN: self.run_id, LABEL_TRIAL: trial_id},
-            volumes=[mount["bind"] for mount in volumes.values()],
+            # Binds alone (no declared volumes): a snapshot of the container (a Harbor task's
+            # verifier runs on one) then holds no volume that would hide its files.
             host_config=host_config,
         )
         # A handle by id: the SDK's containers.create would inspect the new container, one
@@ -412,7 +445,7 @@ class DockerProvider(SandboxProvider):
         self.live[container.id] = container
         if not self.bind_mounts:
             try:
-                container.put_archive("/", self.tar({INNER_WORKSPACE: workspace, INNER_HOME: home}))
+                container.put_archive("/", self.tar({inner_workspace: workspace, INNER_HOME: home}))
             except BaseException:
                 self.remove(container)
                 raise

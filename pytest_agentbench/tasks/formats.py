@@ -1,8 +1,8 @@
 """Task formats: this project's directory tasks and other benchmarks' tasks, loaded as they are.
 
 Every format keeps a task in a directory holding a task.toml. A directory that loads as this
-project's own format is one; else the verifier file it holds names its format (verify.py:
-rerun-bench, verify.sh: Reasonix e2ebench).
+project's own format is one; else the file it holds names its format (verify.py:
+rerun-bench, verify.sh: Reasonix e2ebench, instruction.md: Harbor / Terminal-Bench 2).
 A ``FORMAT:`` prefix on a --tasks value forces one format for every task below that source.
 """
 
@@ -20,16 +20,23 @@ from pytest_agentbench.tasks.model import Task, TaskError
 NATIVE = "agentbench"
 RERUN = "rerun"
 REASONIX = "reasonix"
-FORMAT_NAMES = (NATIVE, RERUN, REASONIX)
+HARBOR = "harbor"
+FORMAT_NAMES = (NATIVE, RERUN, REASONIX, HARBOR)
 # A source spec's format prefix: a lowercase word and a colon ("rerun:tasks"); a path that
 # itself holds a colon is written ./PATH.
 _PREFIX = re.compile(r"([a-z][a-z0-9-]*):(.*)\Z", re.DOTALL)
 # The file whose presence marks a foreign format, and the keys that betray one whose file is
-# missing (for the error message only).
-_MARKER_FILES = ((RERUN, "verify.py"), (REASONIX, "verify.sh"))
+# missing (for the error message only, with what the file is for).
+_MARKER_FILES = ((RERUN, "verify.py"), (REASONIX, "verify.sh"), (HARBOR, "instruction.md"))
 _TELLTALE_KEYS = {
     RERUN: frozenset({"id", "title"}),
     REASONIX: frozenset({"class", "max_steps", "timeout_sec"}),
+    HARBOR: frozenset({"metadata", "verifier", "agent", "environment"}),
+}
+_MARKER_ROLE = {
+    RERUN: "which is graded by its verify.py",
+    REASONIX: "which is graded by its verify.sh",
+    HARBOR: "whose prompt is its instruction.md",
 }
 
 
@@ -62,10 +69,16 @@ def detect_format(task_dir: Path) -> str:
 @functools.cache
 def _loaders() -> dict[str, Callable[[Path], Task]]:
     from pytest_agentbench.tasks.directory import load_directory_task
+    from pytest_agentbench.tasks.harbor import load_harbor_task
     from pytest_agentbench.tasks.reasonix import load_reasonix_task
     from pytest_agentbench.tasks.rerun import load_rerun_task
 
-    return {NATIVE: load_directory_task, RERUN: load_rerun_task, REASONIX: load_reasonix_task}
+    return {
+        NATIVE: load_directory_task,
+        RERUN: load_rerun_task,
+        REASONIX: load_reasonix_task,
+        HARBOR: load_harbor_task,
+    }
 
 
 def load_task_dir(task_dir: Path, forced: str | None = None) -> Task:
@@ -99,7 +112,7 @@ def _foreign_hint(task_dir: Path) -> str:
         if (telltale <= keys) if name == RERUN else (telltale & keys):
             return (
                 f"{task_dir / marker}: missing; the keys of {task_dir / 'task.toml'} look like "
-                f"a {name} task's, which is graded by its {marker} (add it; a task of this "
+                f"a {name} task's, {_MARKER_ROLE[name]} (add it; a task of this "
                 "project's format needs an expected/ tree or a verify script instead)"
             )
     return ""
@@ -119,3 +132,20 @@ def forced_format(formats: dict[Path, str], task_dir: Path) -> str | None:
         if path == root or root in path.parents:
             return name
     return None
+
+
+def bring_own_images(specs: tuple[str, ...], base: Path) -> bool:
+    """Whether every task of the sources runs in an image it builds itself (Harbor), so that
+    --sandbox=docker needs no --docker-image; False for no sources (the bundled suite)."""
+    from pytest_agentbench.tasks.directory import find_task_dirs
+    from pytest_agentbench.tasks.sources import resolve_formatted_sources
+
+    if not specs:
+        return False
+    for forced, root in resolve_formatted_sources(specs, base):
+        if forced not in (None, HARBOR):
+            return False
+        found = find_task_dirs(root)
+        if not found or (forced is None and not all(detect_format(d) == HARBOR for d in found)):
+            return False
+    return True

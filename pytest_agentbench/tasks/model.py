@@ -157,6 +157,28 @@ class DirTree:
         return f"{self.root}{os.sep}"  # joined as strings: graders call this once per file
 
 
+@dataclass(frozen=True)
+class ContainerSpec:
+    """A task whose environment is an image built from its own Dockerfile and whose verifier
+    runs inside a container (Harbor): the workspace is the image's working directory, and the
+    trial is exact when the verifier's reward is 1."""
+
+    context: Path  # the build context: the task's environment/ directory
+    context_hash: str  # of environment/: the image is built once per content
+    tests: Path  # copied to /tests once the agent's processes are gone
+    test_script: str  # run with bash from the working directory, e.g. /tests/test.sh
+    verifier_env: Mapping[str, str] = field(default_factory=dict)
+    solution: Path | None = None  # copied to /solution for the oracle only
+    solve_script: str = "/solution/solve.sh"
+    solution_env: Mapping[str, str] = field(default_factory=dict)
+    image: str | None = None  # a prebuilt image instead of the Dockerfile
+    build_timeout: float = 600.0
+    cpus: float | None = None
+    memory_bytes: int | None = None
+    network: bool = True  # False: the task's containers have no network
+    content_hash: str = ""  # of the whole task directory: its fixture hash
+
+
 class LazyText:
     """A dataclass field holding a str, or a zero-argument callable that makes it on first read.
 
@@ -215,6 +237,8 @@ class Task:
     seed_wrong: str | None = None  # a plausible wrong answer's text, for anchor arms
     # name -> tree laid over the pristine workspace that the grader must reject (cheats/<name>/)
     make_cheats: Callable[[], Mapping[str, Tree]] | None = None
+    # Set for a task run in its own image and graded inside a container (Harbor)
+    container: ContainerSpec | None = None
 
     @property
     def input_tree(self) -> Tree:
@@ -245,7 +269,10 @@ class Task:
         return self.content_hash()
 
     def content_hash(self) -> str:
-        """The fixture hash computed from the task's content (builds its trees)."""
+        """The fixture hash computed from the task's content (builds its trees; a container
+        task's input lives in its image, so its directory's content stands for it)."""
+        if self.container is not None:
+            return self.container.content_hash
         expected = self.expected_tree
         inputs = as_mapping(self.input_tree)
         outputs = as_mapping(expected) if expected is not None else None

@@ -9,6 +9,7 @@ checked the other way round: its pristine workspace passes. Every cheat tree of 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -17,13 +18,17 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_agentbench.grading import Grade, grade_task
 from pytest_agentbench.tasks.catalog import CatalogEntry, iter_catalog
 from pytest_agentbench.tasks.directory import KNOWN_ENTRIES, is_task_dir, unknown_entries
 from pytest_agentbench.tasks.formats import NATIVE
-from pytest_agentbench.tasks.model import Task, Tree, as_mapping, materialize
+from pytest_agentbench.tasks.model import Task, TaskError, Tree, as_mapping, materialize
 from pytest_agentbench.tasks.sources import resolve_sources
+
+if TYPE_CHECKING:
+    from pytest_agentbench.sandbox.docker import DockerProvider
 
 
 @dataclass
@@ -76,7 +81,7 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
         same_files = as_mapping(expected) == as_mapping(source)
         if same_files and expected.empty_dirs() == source.empty_dirs():
             problems.append("the expected tree equals the input tree: the task needs no change")
-    elif task.solution_tree is None and not task.no_solution:
+    elif task.solution_tree is None and not task.no_solution and task.container is None:
         problems.append("a verifier task without solution/: its reference cannot be checked")
     content = task.content_hash()
     if task.known_fixture_hash is not None and task.known_fixture_hash != content:
@@ -88,6 +93,9 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
         problems.append("another process did not generate this task")
     elif other_process_hash != content:
         problems.append("the fixture hash differs between two generations")
+    if task.container is not None:
+        problems.extend(_container_problems(task))
+        return problems
     with tempfile.TemporaryDirectory(prefix="agentbench-validate-") as tmp:
         scratch = Path(tmp)
         pristine = _graded_workspace(task, scratch, "pristine", reference=False)
@@ -111,6 +119,46 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
             "catches tampering (add at least one tampered result)"
         )
     return problems
+
+
+def _container_problems(task: Task) -> list[str]:
+    """A Harbor task, checked in its image: the untouched working directory fails its tests,
+    and solve.sh run there passes them."""
+    from pytest_agentbench.sandbox.task_image import run_solution
+
+    assert task.container is not None
+    problems = []
+    provider = _docker_provider()
+    try:
+        with provider.create(task, f"validate-{task.id}-pristine") as sandbox:
+            pristine = grade_task(task, sandbox.workspace)
+        if pristine.exact:
+            problems.append("the pristine workspace passes: the task tests nothing")
+        if task.container.solution is None:
+            problems.append(
+                "a Harbor task without solution/solve.sh: its reference cannot be checked"
+            )
+            return problems
+        with provider.create(task, f"validate-{task.id}-reference") as sandbox:
+            solved = run_solution(sandbox, task, task.timeout)  # type: ignore[arg-type]
+            grade = grade_task(task, sandbox.workspace)
+    except TaskError as exc:
+        return [*problems, str(exc)]
+    if solved.exit_code != 0:
+        problems.append(f"the reference result fails: solve.sh exit {solved.exit_code}")
+    elif not grade.exact:
+        first = grade.verifier_output.splitlines()[:1]
+        problems.append(f"the reference result fails: {first[0] if first else _story(grade)}")
+    return problems
+
+
+@functools.cache
+def _docker_provider() -> DockerProvider:
+    """One Docker provider for the whole validation (Harbor tasks run in their images)."""
+    from pytest_agentbench.sandbox.docker import DockerProvider
+    from pytest_agentbench.sandbox.limits import SandboxLimits
+
+    return DockerProvider(SandboxLimits(), None)
 
 
 def content_hashes(specs: tuple[str, ...], base: Path) -> dict[str, str]:

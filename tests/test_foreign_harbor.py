@@ -1,0 +1,191 @@
+"""Harbor / Terminal-Bench 2 tasks run as they are: each in the image its Dockerfile builds,
+graded by the reward its tests/test.sh writes inside a container.
+
+tests/fixtures/harbor is a small suite in that format, built FROM the local test image (no
+registry is reachable): fix-greeting writes reward.txt and its solve.sh checks that /tests is
+absent while it works; count-lines writes reward.json and sets the [environment], [verifier]
+and [solution] tables.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_agentbench.tasks.formats import bring_own_images, load_task_dir
+from pytest_agentbench.tasks.model import TaskError
+from pytest_agentbench.tasks.validate import validate
+
+from conftest import skip_unless_sandbox, write_tree
+
+SUITE = Path(__file__).parent / "fixtures" / "harbor"
+DOCKER = ("-p", "no:cacheprovider", "--sandbox=docker")
+DISTS = [pytest.param((), id="n0"), pytest.param(("-n", "2"), id="n2")]
+GOOD_TASK = {
+    "task.toml": 'version = "1.0"\n[metadata]\nanything = { goes = "here" }\n',
+    "instruction.md": "Do it.\n",
+    "environment/Dockerfile": "FROM agentbench-test:1\nWORKDIR /app\n",
+    "tests/test.sh": "echo 0 > /logs/verifier/reward.txt\n",
+}
+
+
+def test_the_fields_map_onto_the_task() -> None:
+    task = load_task_dir(SUITE / "count-lines")
+    spec = task.container
+    assert spec is not None
+    assert task.prompt.startswith("Count the lines of /app/data/rows.txt")
+    assert (task.timeout, task.verify_timeout, task.category) == (120.0, 60.0, "data")
+    assert (spec.network, spec.memory_bytes, spec.cpus) == (False, 256 << 20, None)
+    assert (dict(spec.verifier_env), dict(spec.solution_env)) == (
+        {"EXPECTED_LINES": "3"},
+        {"TARGET": "count.txt"},
+    )
+    assert (spec.test_script, spec.solve_script) == ("/tests/test.sh", "/solution/solve.sh")
+    greeting = load_task_dir(SUITE / "fix-greeting")
+    assert greeting.tags == ("python", "typo")
+    assert greeting.container is not None and greeting.container.cpus == 1.0
+    assert greeting.meta == {"format": "harbor"}
+    # The fixture hash covers the whole directory, without building the image.
+    assert greeting.fixture_hash == load_task_dir(SUITE / "fix-greeting").fixture_hash
+    assert greeting.fixture_hash != task.fixture_hash
+
+
+@pytest.mark.parametrize(
+    ("change", "culprit", "message"),
+    [
+        ({"tests/test.sh": None}, "tests/test.sh", "missing; a Harbor task needs it"),
+        ({"task.toml": 'version = "1.0"\ntimeout = 3\n'}, "task.toml", "unknown key(s) timeout"),
+        (
+            {"task.toml": "[environment]\ncpu = 2\n"},
+            "task.toml",
+            "unknown key(s) cpu in [environment]",
+        ),
+        ({"task.toml": "[environment]\ngpus = 1\n"}, "task.toml", "gpus is not supported"),
+        (
+            {"environment/Dockerfile": None, "environment/Dockerfile/x": "y"},
+            "environment/Dockerfile",
+            "cannot be read",
+        ),
+        ({"environment/Dockerfile": b"\xff\xfe"}, "environment/Dockerfile", "cannot be read"),
+        ({"task.toml": "[agent]\ntimeout_sec = 0\n"}, "task.toml", "must be a positive number"),
+    ],
+)
+def test_malformed_tasks_name_the_file_and_fix(
+    tmp_path: Path, change: dict[str, str | bytes | None], culprit: str, message: str
+) -> None:
+    task_dir = tmp_path / "t"
+    files = {**GOOD_TASK, **change}
+    write_tree(task_dir, {rel: data for rel, data in files.items() if data is not None})
+    with pytest.raises(TaskError, match="^" + str(task_dir / culprit)) as raised:
+        load_task_dir(task_dir)
+    assert message in str(raised.value)
+
+
+def test_a_task_without_its_instruction_is_named_by_its_keys(tmp_path: Path) -> None:
+    write_tree(tmp_path / "t", {"task.toml": "[verifier]\ntimeout_sec = 5.0\n"})
+    with pytest.raises(TaskError, match=r"instruction\.md: missing; .* look like a harbor task"):
+        load_task_dir(tmp_path / "t")
+
+
+def test_only_harbor_sources_spare_the_docker_image(tmp_path: Path) -> None:
+    write_tree(tmp_path / "native", {"t/task.toml": 'prompt = "p"\n', "t/expected/a": "a"})
+    assert bring_own_images((str(SUITE),), tmp_path)
+    assert bring_own_images((f"harbor:{SUITE}",), tmp_path)
+    assert not bring_own_images((str(SUITE), str(tmp_path / "native")), tmp_path)
+    assert not bring_own_images((), tmp_path)
+
+
+def test_other_sandboxes_refuse_each_harbor_task(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--agent=oracle", "--sandbox=tmp", f"--tasks={SUITE}", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        ["*fix-greeting: a Harbor task runs in the image * run it with --sandbox=docker*"]
+    )
+
+
+def test_list_names_the_tasks() -> None:
+    argv = ["agentbench", "list", f"--tasks={SUITE}"]
+    listed = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    rows = [line.split("\t")[:2] for line in listed.splitlines() if not line.startswith("#")]
+    assert rows == [["count-lines", "data"], ["fix-greeting", "debugging"]]
+
+
+def _rewards(run_root: Path) -> dict[str, float | None]:
+    (run,) = (run_root / ".agentbench" / "runs").iterdir()
+    lines = (run / "observations.jsonl").read_text().splitlines()
+    return {o["task"]: o["rounds"][0]["reward"] for o in map(json.loads, lines)}
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("dist", DISTS)
+def test_the_oracle_passes_every_task(pytester: pytest.Pytester, dist: tuple[str, ...]) -> None:
+    skip_unless_sandbox("docker")
+    result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={SUITE}", *dist)
+    result.assert_outcomes(passed=2)
+    assert _rewards(pytester.path) == {"count-lines": 1.0, "fix-greeting": 1.0}
+
+
+@pytest.mark.real
+def test_nop_fails_every_task_on_its_reward(pytester: pytest.Pytester) -> None:
+    skip_unless_sandbox("docker")
+    result = pytester.runpytest_subprocess("--agent=nop", *DOCKER, f"--tasks={SUITE}", "-rA")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "FAILED count-lines::r0 - reward 0 (/logs/verifier/reward.json)",
+            "FAILED fix-greeting::r0 - reward 0 (/logs/verifier/reward.txt)",
+        ]
+    )
+    assert _rewards(pytester.path) == {"count-lines": 0.0, "fix-greeting": 0.0}
+    (run,) = (pytester.path / ".agentbench" / "runs").iterdir()
+    verifier = (run / "trials" / "count-lines-r0" / "verifier.txt").read_text()
+    assert verifier == "reward 0 (/logs/verifier/reward.json)\ncount.txt holds: missing\n"
+
+
+@pytest.mark.real
+def test_a_broken_task_errors_alone_and_counts_as_declared(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    skip_unless_sandbox("docker")
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite)
+    write_tree(
+        suite / "no-build",
+        {**GOOD_TASK, "environment/Dockerfile": "FROM agentbench-test:1\nRUN exit 3\n"},
+    )
+    write_tree(suite / "no-tests", {k: v for k, v in GOOD_TASK.items() if k != "tests/test.sh"})
+    result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={suite}", "-rA")
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            f"*{suite}/no-build/environment/Dockerfile: the image does not build*",
+            f"*{suite}/no-tests/tests/test.sh: missing; a Harbor task needs it*",
+            "*coverage 50.0% (2 of 4 declared tasks)*",
+        ]
+    )
+
+
+@pytest.mark.real
+def test_validate_fails_the_pristine_tree_and_passes_the_solution(tmp_path: Path) -> None:
+    skip_unless_sandbox("docker")
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite)
+    (suite / "count-lines" / "solution" / "solve.sh").write_text("true\n")
+    (suite / "fix-greeting" / "tests" / "test.sh").write_text(
+        "echo 1 > /logs/verifier/reward.txt\n"
+    )
+    problems = {v.task_id: v.problems for v in validate((str(suite),), tmp_path)}
+    assert problems == {
+        "count-lines": ["the reference result fails: reward 0 (/logs/verifier/reward.json)"],
+        "fix-greeting": ["the pristine workspace passes: the task tests nothing"],
+    }
+    assert {v.task_id: v.problems for v in validate((str(SUITE),), SUITE)} == {
+        "count-lines": [],
+        "fix-greeting": [],
+    }
