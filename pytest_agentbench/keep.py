@@ -4,7 +4,8 @@ The workspace is read on the process that ran the trial, before its sandbox is r
 copy is handed to the file helper (filework), so the disk is waited for off the trial's path.
 Symlinks are kept as symlinks and never followed; directories, empty ones too, are kept; other
 entries (sockets, fifos, devices) and whatever goes past the size bounds are listed, with the
-reason, in ``workspace-omitted.txt`` beside the copy instead of being copied. Modes and times
+reason, in ``workspace-omitted.txt`` beside the copy instead of being copied (so are entries
+whose path in the run directory would pass PATH_MAX). Modes and times
 are not kept (grading compares neither). Workers write into the shared run directory
 themselves: a kept tree never travels on a report.
 """
@@ -15,6 +16,7 @@ import os
 import shutil
 from pathlib import Path
 
+from pytest_agentbench import fdtree, names
 from pytest_agentbench.filework import make_dir_later, symlink_later, write_later
 from pytest_agentbench.store import TRIALS_DIR, trial_dir_name
 
@@ -23,6 +25,7 @@ OMITTED_FILE = "workspace-omitted.txt"
 FILE_LIMIT = 1024 * 1024  # a larger file is listed, not copied
 TRIAL_LIMIT = 8 * 1024 * 1024  # bytes copied per trial; the rest is listed
 ENTRY_LIMIT = 10_000  # entries (files, directories, links) copied per trial
+PATH_LIMIT = 4096  # Linux's PATH_MAX, with the terminating byte
 
 
 def wants(mode: str, final_exact: bool) -> bool:
@@ -52,50 +55,47 @@ class WorkspaceKeeper:
 
 
 def copy_tree(source: Path, destination: Path) -> list[str]:
-    """Hand a bounded copy of source to the file helper; what was left out, one line each."""
+    """Hand a bounded copy of source to the file helper; what was left out, one line each
+    (names in the encoding of pytest_agentbench.names). The walk is fdtree's: any depth, any
+    name, any mode, nothing special opened, no symlink followed."""
     omitted: list[str] = []
     copied = entries = 0
     make_dir_later(destination)
-    pending = [""]
-    while pending:
-        relative = pending.pop()
-        try:
-            listing = sorted(os.scandir(source / relative), key=lambda entry: entry.name)
-        except OSError as error:
-            omitted.append(f"{relative or '.'}/: not readable ({error.strerror or error})")
-            continue
-        for entry in listing:
-            rel = f"{relative}/{entry.name}" if relative else entry.name
+    try:
+        for found in fdtree.walk(str(source)):
+            rel = names.encode(found.rel)
             if entries >= ENTRY_LIMIT:
                 omitted.append(f"{rel}: over the limit of {ENTRY_LIMIT} entries per trial")
                 continue
             entries += 1
-            target = destination / rel
+            target = destination / os.fsdecode(found.rel)
+            if len(os.fsencode(target)) >= PATH_LIMIT:  # the helper writes by whole paths
+                omitted.append(f"{rel}: its path in the run directory is too long to write")
+                continue
             try:
-                if entry.is_symlink():
-                    symlink_later(target, os.fsencode(os.readlink(entry.path)))
-                elif entry.is_dir(follow_symlinks=False):
+                if found.kind == fdtree.SYMLINK:
+                    symlink_later(target, os.fsencode(os.readlink(found.name, dir_fd=found.dir_fd)))
+                elif found.kind == fdtree.DIR:
                     make_dir_later(target)
-                    pending.append(rel)
-                elif not entry.is_file(follow_symlinks=False):
+                elif found.kind == fdtree.UNREADABLE:
+                    omitted.append(f"{rel}/: not readable")
+                elif found.kind != fdtree.FILE:
                     omitted.append(f"{rel}: not a regular file, directory or symlink")
                 else:
-                    size = entry.stat(follow_symlinks=False).st_size
+                    fd = fdtree.open_file(found.dir_fd, found.name)
+                    try:
+                        data, size = fdtree.read_prefix(fd, min(FILE_LIMIT, TRIAL_LIMIT - copied))
+                    finally:
+                        os.close(fd)
                     if size > FILE_LIMIT:
                         omitted.append(f"{rel}: {size} bytes, over the limit of {FILE_LIMIT}")
                     elif copied + size > TRIAL_LIMIT:
                         omitted.append(f"{rel}: {size} bytes, over the {TRIAL_LIMIT} per trial")
                     else:
-                        data = _read_no_follow(entry.path)
                         copied += len(data)
                         write_later(target, data)
             except OSError as error:
                 omitted.append(f"{rel}: not readable ({error.strerror or error})")
-    return omitted
-
-
-def _read_no_follow(path: str) -> bytes:
-    """The bytes of a regular file, refusing a symlink put in its place since it was listed."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(FILE_LIMIT + 1)[:FILE_LIMIT]
+    except OSError as error:  # the workspace itself (gone, or changed under the walk)
+        omitted.append(f"./: not readable ({error.strerror or error})")
+    return sorted(omitted)

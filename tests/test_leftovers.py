@@ -20,9 +20,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentbench import fdtree, names
+from pytest_agentbench import fdtree, keep, names
 from pytest_agentbench.artifacts import workspace_diff
 from pytest_agentbench.diffview import render_grade
+from pytest_agentbench.filework import wait_for_file_work
 from pytest_agentbench.grading import compare_tree, grade_task
 from pytest_agentbench.sandbox.limits import parse_disk
 from pytest_agentbench.store import read_observations
@@ -85,6 +86,23 @@ def check_hostile_tree(root: Path) -> None:
     assert "big.txt: (first 256 KiB of 20 GiB shown)" in diff
 
     assert fdtree.disk_usage([str(root)]) > hostile_tree.SPARSE_SIZE  # at its length
+
+    kept = root.parent / "kept"
+    omitted = keep.copy_tree(root, kept)
+    assert wait_for_file_work() == []
+    assert f"big.txt: {hostile_tree.SPARSE_SIZE} bytes, over the limit of {keep.FILE_LIMIT}" in (
+        omitted
+    )
+    special = [line.split(":")[0] for line in omitted if "not a regular file" in line]
+    assert special == ["fifo", "sock"]
+    assert any(line.endswith("too long to write") for line in omitted)  # the deep chain
+    for raw in hostile_tree.ODD_NAMES:
+        with open(os.fsencode(kept) + b"/" + raw, "rb") as handle:
+            assert handle.read() == b"odd\n"
+    assert os.readlink(kept / "link") == "/etc"
+    assert (kept / "locked" / "inside.txt").read_text() == "x\n"
+    assert (kept / "secret.txt").read_text() == "s\n"
+    assert fdtree.remove_tree(str(kept)) == []
 
     (root / "big.txt").unlink()  # past the disk limit a trial is never graded (nor copied)
     verifier = root.parent / "verify"
