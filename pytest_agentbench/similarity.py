@@ -3,7 +3,8 @@
 A trial's change is the set of lines its final diff (the bounded diff.patch artifact) adds or
 removes, each keyed by its file; the Observation keeps a short digest of each such line, not
 the line. Two trials' similarity is the Jaccard index of their sets; a task's is the mean over
-every pair of its passing trials.
+every pair of its passing trials. Only tasks graded by a verifier have one: against an
+expected tree every passing trial ends in the same tree.
 """
 
 from __future__ import annotations

@@ -153,7 +153,10 @@ class Trial:
             if final_exact or stop:
                 break
         observation = self._observation(rounds, results, attempts, final_exact, stop)
-        observation["changed_lines"] = changed_lines(final_diff)
+        # Against an expected tree every passing trial ends in the same tree: their likeness
+        # says nothing. Only a verifier lets different changes pass.
+        exact_graded = self.task.grader_kind == "exact"
+        observation["changed_lines"] = None if exact_graded else changed_lines(final_diff)
         return TrialOutcome(observation, failure_text, stop, results, final_diff, verifier_output)
 
     def _attempt(

@@ -382,6 +382,34 @@ def test_verifier_tasks_run_in_a_copy_and_oracle_overlays_the_solution(pytester)
     result.stdout.fnmatch_lines(["*verifier exit code: 1*"])
 
 
+def test_approach_similarity_only_for_tasks_a_verifier_grades(pytester) -> None:
+    """Against an expected tree every passing trial ends in that tree: no similarity. Passing
+    a verifier two ways is half alike (Jaccard of the changed lines)."""
+    root = pytester.path / "tasks"
+    write_task(root, "e", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    write_task(root, "v", {"n.txt": "1\n"}, verify="#!/bin/sh\ngrep -qx 2 n.txt\n")
+    agent = (
+        'case "$AGENTBENCH_TASK" in *e) echo 2 > a.txt;; *) echo 2 > n.txt;; esac; '
+        '[ "$AGENTBENCH_REPEAT" = 1 ] && echo x > m.txt'
+    )
+    result = run(
+        pytester,
+        "--agent=command",
+        f"--agent-cmd={agent}; true",
+        "--sandbox=tmp",
+        f"--tasks={root}",
+        "--repeats=2",
+        "--agentbench-json=r.json",
+    )
+    result.assert_outcomes(passed=3, failed=1)  # e::r1 left a stray m.txt
+    report = load(pytester.path / "r.json")
+    by_task = {t["id"].rsplit("/", 1)[-1]: t for t in report["tasks"]}
+    assert by_task["e"]["similarity"] is None
+    assert by_task["v"]["similarity"] == pytest.approx(2 / 3)  # {-1, +2} vs {-1, +2, +x}
+    assert report["summary"]["similarity_tasks"] == 1
+    result.stdout.fnmatch_lines(["*approach similarity 0.667 (1 verifier-graded task)*"])
+
+
 def test_a_conftest_inside_a_task_is_data_not_a_plugin(pytester) -> None:
     """A task directory is data: the fixtures of a conftest.py in it apply to no trial (so
     sibling tasks can share one fixture lookup)."""

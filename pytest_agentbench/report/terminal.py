@@ -165,8 +165,13 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         + usage("median output tokens", "tokens")
         + _num(s["output_tokens"]["median"], 0),
         usage("total wall s", "wall_s")
-        + f"{_num(s['wall_s']['total'], 1)}  approach similarity "
-        + f"{_num(s['similarity'], 3)} ({plural(s['similarity_tasks'], 'task')})",
+        + _num(s["wall_s"]["total"], 1)
+        + (
+            f"  approach similarity {_num(s['similarity'], 3)} "
+            f"({plural(s['similarity_tasks'], 'verifier-graded task')})"
+            if s["similarity_tasks"]
+            else ""
+        ),
     ]
     if simulated:
         names = [name for key, name in SIMULATED_NAMES.items() if key in simulated]
