@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentbench.agents.base import TrialContext
+from pytest_agentbench.agents.claude import ClaudeAgent
+from pytest_agentbench.agents.cli_base import TrialPaths
+from pytest_agentbench.sandbox.tmp import TmpProvider
+from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.formats import load_task_dir
 from pytest_agentbench.tasks.model import TaskError, as_mapping
 from pytest_agentbench.tasks.validate import validate
@@ -95,3 +100,19 @@ def test_list_names_the_skipped_symlinks() -> None:
     listed = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     assert "# fix-greeting: symlinks left out of its input: workdir/greet-link.py\n" in listed
     assert listed.count("\t") == 12  # three task rows of five columns
+
+
+@pytest.mark.parametrize(
+    ("task_name", "limit"), [("fix-greeting", ["--max-turns", "20"]), ("write-notes", [])]
+)
+def test_max_steps_reaches_claude_as_max_turns(task_name: str, limit: list[str]) -> None:
+    """Claude Code takes a turn limit; a task without max_steps leaves it unlimited."""
+    settings = Settings(agent="claude", meter="off", agent_opts={"bin": "/bin/true"})
+    claude = ClaudeAgent(settings)
+    task = load_task_dir(SUITE / task_name)
+    with TmpProvider(None).create(task, "t") as sandbox:
+        session = claude.start(TrialContext(task, 0, 0, sandbox, 0, settings))
+        argv = claude.command("p", None, TrialPaths(sandbox.home, sandbox.inner_home))
+        session.close()
+    assert argv[-2 - len(limit) :] == [*limit, "--", "p"]
+    assert ("--max-turns" in argv) == bool(limit)

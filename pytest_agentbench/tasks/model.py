@@ -245,6 +245,12 @@ class Task:
         return self.make_input()
 
     @property
+    def max_steps(self) -> int | None:
+        """The task's step limit (Reasonix's max_steps), for agents that take one; None: none."""
+        value = self.meta.get("max_steps")
+        return int(value) if value is not None else None
+
+    @property
     def expected_tree(self) -> Tree | None:
         return self.make_expected() if self.make_expected else None
 
