@@ -4,7 +4,7 @@ graded by the reward its tests/test.sh writes inside a container.
 tests/fixtures/harbor is a small suite in that format, built FROM the local test image (no
 registry is reachable): fix-greeting writes reward.txt and its solve.sh checks that /tests is
 absent while it works; count-lines writes reward.json and sets the [environment], [verifier]
-and [solution] tables.
+and [solution] tables; sort-names's image runs as `nobody`, who runs its tests.
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.sandbox.task_image import task_limits
 from pytest_agentbench.tasks.formats import bring_own_images, load_task_dir
 from pytest_agentbench.tasks.model import TaskError
 from pytest_agentbench.tasks.validate import validate
@@ -91,6 +94,15 @@ def test_a_task_without_its_instruction_is_named_by_its_keys(tmp_path: Path) -> 
         load_task_dir(tmp_path / "t")
 
 
+def test_the_tasks_limits_replace_the_runs() -> None:
+    run = SimpleNamespace(limits=SandboxLimits(network="host", cpus=2.0, memory="4g"))
+    offline = task_limits(run, load_task_dir(SUITE / "count-lines").container)  # type: ignore[arg-type]
+    assert (offline.network, offline.cpus, offline.memory_bytes) == ("none", 2.0, 256 << 20)
+    greeting = task_limits(run, load_task_dir(SUITE / "fix-greeting").container)  # type: ignore[arg-type]
+    assert (greeting.network, greeting.cpus, greeting.memory_bytes) == ("host", 1.0, 512 << 20)
+    assert task_limits(run, load_task_dir(SUITE / "sort-names").container).network == "none"  # type: ignore[arg-type]
+
+
 def test_only_harbor_sources_spare_the_docker_image(tmp_path: Path) -> None:
     write_tree(tmp_path / "native", {"t/task.toml": 'prompt = "p"\n', "t/expected/a": "a"})
     assert bring_own_images((str(SUITE),), tmp_path)
@@ -103,7 +115,7 @@ def test_other_sandboxes_refuse_each_harbor_task(pytester: pytest.Pytester) -> N
     result = pytester.runpytest_subprocess(
         "--agent=oracle", "--sandbox=tmp", f"--tasks={SUITE}", "-p", "no:cacheprovider"
     )
-    result.assert_outcomes(errors=2)
+    result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(
         ["*fix-greeting: a Harbor task runs in the image * run it with --sandbox=docker*"]
     )
@@ -113,7 +125,7 @@ def test_list_names_the_tasks() -> None:
     argv = ["agentbench", "list", f"--tasks={SUITE}"]
     listed = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     rows = [line.split("\t")[:2] for line in listed.splitlines() if not line.startswith("#")]
-    assert rows == [["count-lines", "data"], ["fix-greeting", "debugging"]]
+    assert rows == [["count-lines", "data"], ["fix-greeting", "debugging"], ["sort-names", "text"]]
 
 
 def _rewards(run_root: Path) -> dict[str, float | None]:
@@ -127,25 +139,28 @@ def _rewards(run_root: Path) -> dict[str, float | None]:
 def test_the_oracle_passes_every_task(pytester: pytest.Pytester, dist: tuple[str, ...]) -> None:
     skip_unless_sandbox("docker")
     result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={SUITE}", *dist)
-    result.assert_outcomes(passed=2)
-    assert _rewards(pytester.path) == {"count-lines": 1.0, "fix-greeting": 1.0}
+    result.assert_outcomes(passed=3)
+    assert _rewards(pytester.path) == {"count-lines": 1.0, "fix-greeting": 1.0, "sort-names": 1.0}
 
 
 @pytest.mark.real
 def test_nop_fails_every_task_on_its_reward(pytester: pytest.Pytester) -> None:
     skip_unless_sandbox("docker")
     result = pytester.runpytest_subprocess("--agent=nop", *DOCKER, f"--tasks={SUITE}", "-rA")
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines_random(
         [
             "FAILED count-lines::r0 - reward 0 (/logs/verifier/reward.json)",
             "FAILED fix-greeting::r0 - reward 0 (/logs/verifier/reward.txt)",
+            "FAILED sort-names::r0 - reward 0 (/logs/verifier/reward.txt)",
         ]
     )
-    assert _rewards(pytester.path) == {"count-lines": 0.0, "fix-greeting": 0.0}
+    assert _rewards(pytester.path) == {"count-lines": 0.0, "fix-greeting": 0.0, "sort-names": 0.0}
     (run,) = (pytester.path / ".agentbench" / "runs").iterdir()
-    verifier = (run / "trials" / "count-lines-r0" / "verifier.txt").read_text()
+    trials = run / "trials"
+    verifier = (trials / "count-lines-r0" / "verifier.txt").read_text()
     assert verifier == "reward 0 (/logs/verifier/reward.json)\ncount.txt holds: missing\n"
+    assert "verifier user: nobody\n" in (trials / "sort-names-r0" / "verifier.txt").read_text()
 
 
 @pytest.mark.real
@@ -161,12 +176,12 @@ def test_a_broken_task_errors_alone_and_counts_as_declared(
     )
     write_tree(suite / "no-tests", {k: v for k, v in GOOD_TASK.items() if k != "tests/test.sh"})
     result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={suite}", "-rA")
-    result.assert_outcomes(passed=2, errors=2)
+    result.assert_outcomes(passed=3, errors=2)
     result.stdout.fnmatch_lines_random(
         [
             f"*{suite}/no-build/environment/Dockerfile: the image does not build*",
             f"*{suite}/no-tests/tests/test.sh: missing; a Harbor task needs it*",
-            "*coverage 50.0% (2 of 4 declared tasks)*",
+            "*coverage 60.0% (3 of 5 declared tasks)*",
         ]
     )
 
@@ -184,8 +199,10 @@ def test_validate_fails_the_pristine_tree_and_passes_the_solution(tmp_path: Path
     assert problems == {
         "count-lines": ["the reference result fails: reward 0 (/logs/verifier/reward.json)"],
         "fix-greeting": ["the pristine workspace passes: the task tests nothing"],
+        "sort-names": [],
     }
     assert {v.task_id: v.problems for v in validate((str(SUITE),), SUITE)} == {
         "count-lines": [],
         "fix-greeting": [],
+        "sort-names": [],
     }

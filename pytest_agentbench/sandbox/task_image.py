@@ -222,7 +222,8 @@ def verify(sandbox: DockerSandbox, task: Task) -> Grade:
         fdtree.copy_tree(str(sandbox.workspace), str(workspace))
         shutil.copytree(spec.tests, tests, symlinks=True)
         logs.mkdir()
-        os.chmod(logs, 0o777)  # the image's user may be anyone
+        for copy in (workspace, tests, logs):
+            _open_to_all(copy)  # the image's user, who runs the tests, may be anyone
         limits = task_limits(provider, spec)
         binds = {
             str(workspace): {"bind": built.workdir, "mode": "rw"},
@@ -246,6 +247,20 @@ def verify(sandbox: DockerSandbox, task: Task) -> Grade:
         reward=reward,
         reward_graded=True,
     )
+
+
+def _open_to_all(root: Path) -> None:
+    """Let every user read and write a scratch copy (its modes are never graded)."""
+    os.chmod(root, 0o777)
+    for dirpath, dirnames, filenames in os.walk(root):  # symlinks are neither followed nor changed
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o777)
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.lstat(path).st_mode | 0o666)
 
 
 def _run_verifier(
