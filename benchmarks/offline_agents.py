@@ -1,123 +1,267 @@
-"""Offline agents: whole-process wall per trial of the mock agent against a peer harness.
+"""Offline agents on equal work: this harness against rerun-bench on rerun-bench's own tasks.
 
-Subject: ``pytest --agent=mock --sandbox=tmp --repeats=20`` (the peer does not isolate
-either) on ten generated directory tasks (200 trials).
-Peer: rerun-bench's mock agent on its own ten bundled tasks with ``--runs 20``, installed from
-PyPI into a throwaway venv under the temp directory. Both figures include start-up. When the
-peer cannot be installed, the figure is measured against the plain-pytest floor instead and
-the JSON says why.
+Both harnesses run the ten tasks bundled with the pinned peer (rerun-bench 0.3.0, from the venv
+``.ci/install-peer.sh`` makes), each trial graded by the task's own ``verify.py``, with the same
+trials in every mode:
+
+- agents: ``--agent=oracle`` against the peer's mock with ``pass_prob=1`` (both lay the task's
+  ``solution/`` over the workspace: every trial passes), ``--agent=nop`` against the mock with
+  ``pass_prob=0 wrong_edit_prob=0`` (both leave the workspace as it was: every trial fails);
+- modes: serial (``-n 0`` / ``--jobs 1``) and parallel (``-n 2`` / ``--jobs 2``), the same
+  repeats (``--repeats`` / ``--runs``) in both;
+- one interpreter: the peer's pinned package runs under this Python (``python -m rerun_bench``
+  with its venv's site-packages on ``PYTHONPATH``), so both harnesses and every verifier start
+  the same interpreter with the same site-packages; its own venv starts faster only because it
+  holds nothing, which says nothing about either harness.
+
+Each run's trials and passes are read back from each harness's own record (our
+``observations.jsonl``, the peer's ``runs.jsonl``) and must match the plan, task by task, on
+both sides: otherwise the benchmark refuses to report. Whole-process wall time, start-up and
+the end-of-run summary included; the two harnesses alternate which goes first.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
-import tempfile
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.core import Benchmark, Context, Target, check
-from benchmarks.procs import pytest_dir, run_process, run_pytest
-from benchmarks.taskgen import make_tasks
+from benchmarks.procs import child_env, pytest_dir, run_process, run_pytest
 
 PEER = "rerun-bench"
-PEER_VENV = Path(tempfile.gettempdir()) / "agentbench-bench-peer-venv"
-TASKS, REPEATS = 10, 20
+PEER_VERSION = "0.3.0"
+PEER_VENV = Path(os.environ.get("AGENTBENCH_PEER_VENV", "/opt/agentbench-peer/rerun-bench-0.3.0"))
+PEER_RUN_ID = "bench"
+REPEATS = {"full": 5, "quick": 2}
 
-FLOOR_TEST = """
-import os, shutil, tempfile
-import pytest
-
-TASKS = {tasks!r}
-
-
-@pytest.mark.parametrize("repeat", range({repeats}))
-@pytest.mark.parametrize("task", sorted(os.listdir(TASKS)))
-def test_trial(task, repeat):
-    root = tempfile.mkdtemp()
-    shutil.copytree(os.path.join(TASKS, task, "workspace"), os.path.join(root, "w"))
-    for dirpath, _dirs, files in os.walk(os.path.join(root, "w")):
-        for name in files:
-            with open(os.path.join(dirpath, name), "rb") as handle:
-                handle.read()
-    shutil.rmtree(root)
-"""
+# Our agent and the peer's --agent-opt settings that do the same thing to the workspace.
+AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "oracle": ("oracle", ("pass_prob=1",)),
+    "nop": ("nop", ("pass_prob=0", "wrong_edit_prob=0")),
+}
+MODES: dict[str, int] = {"serial": 1, "parallel": 2}  # worker processes / peer threads
 
 
-def peer_command() -> tuple[Path | None, str]:
-    """The peer's console script in its throwaway venv, installing it once; or why not."""
-    script = PEER_VENV / "bin" / PEER
-    if script.exists():
-        return script, ""
+class UnequalWork(RuntimeError):
+    """The two harnesses did not run the same trials: no ratio may be reported."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What one harness's record says it ran: trials per task, passes, trials not graded."""
+
+    per_task: Mapping[str, int]
+    passed: int
+    errors: int
+
+    @property
+    def trials(self) -> int:
+        return sum(self.per_task.values())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The trials both harnesses must run: every task ``repeats`` times."""
+
+    tasks: tuple[str, ...]
+    repeats: int
+    all_pass: bool  # the oracle passes every trial, nop none
+
+    @property
+    def trials(self) -> int:
+        return len(self.tasks) * self.repeats
+
+
+@dataclass(frozen=True)
+class Peer:
+    """The pinned peer: its version, its package's import root and its bundled tasks."""
+
+    version: str
+    site_packages: Path
+    tasks_dir: Path
+    task_ids: tuple[str, ...]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """Every JSON line of path; a missing file or a line that is not an object is an error."""
+    if not path.is_file():
+        raise UnequalWork(f"{path}: missing, the run wrote no record of its trials")
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        row = json.loads(line)
+        if not isinstance(row, dict):
+            raise UnequalWork(f"{path}:{number}: not a JSON object")
+        rows.append(row)
+    return rows
+
+
+def _tally(path: Path, rows: list[dict[str, Any]], slot: tuple[str, str]) -> Counter[str]:
+    """Trials per task; a (task, repeat) slot recorded twice is an error."""
+    slots = Counter((row[slot[0]], row[slot[1]]) for row in rows)
+    twice = sorted(f"{task} #{index}" for (task, index), n in slots.items() if n > 1)
+    if twice:
+        raise UnequalWork(f"{path}: trials recorded more than once: {', '.join(twice)}")
+    return Counter(row[slot[0]] for row in rows)
+
+
+def our_tally(run_dir: Path) -> Tally:
+    """Read back a run of this harness from its observations.jsonl."""
+    path = run_dir / "observations.jsonl"
+    rows = _lines(path)
+    return Tally(
+        per_task=_tally(path, rows, ("task", "repeat")),
+        passed=sum(1 for row in rows if row["first_exact"] is True),
+        errors=sum(1 for row in rows if row["status"] != "scored"),
+    )
+
+
+def peer_tally(out_dir: Path) -> Tally:
+    """Read back a peer run from its runs.jsonl (agent errors and verifier timeouts: errors)."""
+    path = out_dir / "runs.jsonl"
+    rows = _lines(path)
+    return Tally(
+        per_task=_tally(path, rows, ("task_id", "run_index")),
+        passed=sum(1 for row in rows if row["passed"] is True),
+        errors=sum(1 for row in rows if row["agent_error"] or row["verify_timed_out"]),
+    )
+
+
+def equal_work(plan: Plan, ours: Tally, peer: Tally) -> int:
+    """The trial count both harnesses ran; UnequalWork saying what differs when they did not
+    both run exactly the plan, with the outcomes the agents guarantee."""
+    wanted = dict.fromkeys(plan.tasks, plan.repeats)
+    passes = plan.trials if plan.all_pass else 0
+    problems = []
+    for name, tally in (("this harness", ours), (PEER, peer)):
+        if dict(tally.per_task) != wanted:
+            off = sorted(
+                f"{task}: {tally.per_task.get(task, 0)}"
+                for task in sorted({*wanted, *tally.per_task})
+                if tally.per_task.get(task, 0) != wanted.get(task, 0)
+            )
+            problems.append(
+                f"{name} ran {tally.trials} trials, the plan is {plan.trials} "
+                f"({plan.repeats} of each of {len(plan.tasks)} tasks; off: {', '.join(off)})"
+            )
+        if tally.errors:
+            problems.append(f"{name} has {tally.errors} trials not graded")
+        if tally.passed != passes:
+            problems.append(f"{name} passed {tally.passed} trials, the agent passes {passes}")
+    if problems:
+        raise UnequalWork("unequal work, no ratio reported: " + "; ".join(problems))
+    return plan.trials
+
+
+def find_peer(venv: Path = PEER_VENV) -> Peer:
+    """The pinned peer in its venv; an error saying how to install it when it is not there."""
+    python = venv / "bin" / "python"
+    code = (
+        "import json, pathlib, rerun_bench as r; from rerun_bench import tasks as t; "
+        "print(json.dumps([r.__version__, str(pathlib.Path(r.__file__).parent.parent), "
+        "str(t.default_tasks_dir()), [task.id for task in t.discover()]]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("RERUN_BENCH_TASKS_DIR", "PYTHONPATH")}
     try:
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        subprocess.run(
-            [str(PEER_VENV / "bin" / "pip"), "install", "-q", PEER],
-            check=True,
-            capture_output=True,
-            timeout=300,
+        done = subprocess.run(
+            [python, "-c", code], capture_output=True, text=True, env=env, check=True
         )
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        stderr = getattr(exc, "stderr", b"") or b""
-        return None, f"pip install {PEER} failed: {stderr.decode(errors='replace')[-500:]}"
-    return script, ""
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise RuntimeError(
+            f"{PEER} {PEER_VERSION} is not usable in {venv} ({exc}); install it with "
+            ".ci/install-peer.sh (or point AGENTBENCH_PEER_VENV at its venv)"
+        ) from exc
+    version, site, tasks, ids = json.loads(done.stdout)
+    if version != PEER_VERSION:
+        raise RuntimeError(f"{venv} holds {PEER} {version}, the comparison pins {PEER_VERSION}")
+    return Peer(version, Path(site), Path(tasks), tuple(ids))
 
 
-def peer_version(script: Path) -> str:
-    done = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=False)
-    return (done.stdout or done.stderr).strip()
+def run_ours(
+    where: Path, peer: Peer, agent: str, workers: int, repeats: int, run_dir: Path
+) -> tuple[float, Tally]:
+    """One pytest run of this harness on the peer's tasks: wall seconds and its tally."""
+    args = [f"--agent={AGENTS[agent][0]}", "--sandbox=tmp", f"--repeats={repeats}"]
+    args += [f"--tasks=rerun:{peer.tasks_dir}", f"--agentbench-dir={run_dir}"]
+    if workers > 1:
+        args += ["-n", str(workers)]
+    run = run_pytest(where, *args)
+    return run.wall_s, our_tally(run_dir)
+
+
+def run_peer(
+    where: Path, peer: Peer, agent: str, workers: int, repeats: int, out_root: Path
+) -> tuple[float, Tally]:
+    """One run of the peer on its own tasks under this interpreter: wall seconds and tally."""
+    argv = [sys.executable, "-m", "rerun_bench", "--tasks-dir", str(peer.tasks_dir), "run"]
+    argv += ["--agent", "mock", "--runs", str(repeats), "--jobs", str(workers)]
+    for option in AGENTS[agent][1]:
+        argv += ["--agent-opt", option]
+    argv += ["--out", str(out_root), "--run-id", PEER_RUN_ID, "--quiet"]
+    env = {k: v for k, v in child_env().items() if k != "RERUN_BENCH_TASKS_DIR"}
+    env["PYTHONPATH"] = str(peer.site_packages)
+    run = run_process(argv, cwd=where, env=env)
+    if run.returncode != 0:
+        raise RuntimeError(f"{PEER} exited {run.returncode}: {run.output[-1000:]}")
+    return run.wall_s, peer_tally(out_root / PEER_RUN_ID)
 
 
 def run(ctx: Context) -> list[dict]:
-    tasks = make_tasks(ctx.scratch / "tasks", TASKS)
-    subject_dir = pytest_dir(ctx.scratch / "subject")
-    trials = TASKS * REPEATS
-    subject_args = ("--agent=mock", "--sandbox=tmp", f"--repeats={REPEATS}", f"--tasks={tasks}")
-    script, why_not = peer_command()
-    peer_runs = 4 if ctx.quick else REPEATS
-    subject, peer = [], []
-    for _ in range(ctx.runs(5, 1)):
-        subject.append(run_pytest(subject_dir, *subject_args).wall_s / trials * 1000)
-        if script is not None:
-            out = ctx.scratch / "peer-out"
-            argv = [str(script), "run", "--agent", "mock", "--runs", str(peer_runs)]
-            done = run_process([*argv, "--out", str(out), "--quiet"], cwd=ctx.scratch)
-            if done.returncode != 0:
-                raise RuntimeError(f"{PEER} exited {done.returncode}: {done.output[-1000:]}")
-            peer.append(done.wall_s / (TASKS * peer_runs) * 1000)
-    if script is not None:
-        return [
+    peer = find_peer()
+    repeats = REPEATS["quick" if ctx.quick else "full"]
+    where = pytest_dir(ctx.scratch / "cwd")
+    walls: dict[tuple[str, str], tuple[list[float], list[float]]] = {
+        (agent, mode): ([], []) for agent in AGENTS for mode in MODES
+    }
+    trials = 0
+    for sample in range(ctx.runs(5, 1)):
+        for (agent, mode), (ours, theirs) in walls.items():
+            plan = Plan(peer.task_ids, repeats, all_pass=agent == "oracle")
+            place = ctx.scratch / f"{agent}-{mode}-{sample}"
+            order = ("ours", "peer") if sample % 2 == 0 else ("peer", "ours")
+            done = {
+                side: (run_ours if side == "ours" else run_peer)(
+                    where, peer, agent, MODES[mode], repeats, place / side
+                )
+                for side in order
+            }
+            trials = equal_work(plan, done["ours"][1], done["peer"][1])
+            ours.append(done["ours"][0])
+            theirs.append(done["peer"][0])
+    checks = []
+    for (agent, mode), (ours, theirs) in walls.items():
+        checks.append(
             check(
-                f"mock agent, {trials} trials, speed vs {PEER}",
-                unit="ms/trial",
-                value=subject,
-                floor=peer,
+                f"{agent}, {mode}, {trials} trials of {len(peer.task_ids)} {PEER} tasks",
+                unit="s",
+                value=ours,
+                floor=theirs,
                 paired=True,
-                floor_is=f"{PEER} ({peer_version(script)}) mock agent, its 10 bundled tasks, "
-                f"--runs {peer_runs}, whole process",
                 ratio="floor/value",
-                target=Target("ratio", ">=", 20),
-                note="ratio = peer ms per trial / ours ms per trial; start-up included",
-                peer=PEER,
+                floor_is=f"{PEER} {peer.version} on the same trials: mock agent "
+                f"{' '.join(AGENTS[agent][1])}, --jobs {MODES[mode]}, --runs {repeats}",
+                # The verifiers, equal on both sides, take most of the time: the harness may
+                # cost at most a quarter more than the peer's around them.
+                target=Target("ratio", ">=", 0.8),
+                note="ratio = peer wall / our wall (above 1: we are faster); whole process, "
+                "every trial graded by the task's verify.py on both sides",
+                trials=trials,
+                trials_per_s={
+                    "ours": [round(trials / wall, 3) for wall in ours],
+                    "peer": [round(trials / wall, 3) for wall in theirs],
+                },
+                peer=f"{PEER} {peer.version}",
             )
-        ]
-    floor_dir = pytest_dir(ctx.scratch / "floor")
-    (floor_dir / "test_floor.py").write_text(FLOOR_TEST.format(tasks=str(tasks), repeats=REPEATS))
-    floor = [
-        run_pytest(floor_dir, "test_floor.py", ok=(0,)).wall_s / trials * 1000
-        for _ in range(ctx.runs(3, 1))
-    ]
-    return [
-        check(
-            f"mock agent, {trials} trials, vs plain pytest (peer unavailable)",
-            unit="ms/trial",
-            value=subject,
-            floor=floor,
-            floor_is=f"{trials} pytest items copying and reading back the same input trees",
-            target=Target("ratio", "<=", 1.5),
-            note=why_not,
-            peer=None,
         )
-    ]
+    return checks
 
 
-BENCHMARK = Benchmark("offline_agents", "mock agent per-trial speed vs the peer rerun-bench", run)
+BENCHMARK = Benchmark(
+    "offline_agents", f"oracle and nop on {PEER}'s own tasks, equal trials, vs {PEER}", run
+)
