@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,21 +51,35 @@ class BuiltImage:
     user: str
     tree_root: Path
 
-    @property
+    @cached_property
     def tree(self) -> DirTree:
-        """The working directory as a task tree (symlinks left out: trees hold none)."""
+        """The working directory as a task tree (symlinks left out: trees hold none); one per
+        image, so it is listed once."""
         return DirTree(self.tree_root, skip=lambda entry: entry.is_symlink())
 
 
-_BUILT: dict[str, BuiltImage] = {}  # per process: content hash -> image
+_BUILT: dict[str, BuiltImage | TaskError] = {}  # per process: content hash -> image or error
 
 
 def built_image(spec: ContainerSpec, client: Any = None) -> BuiltImage:
     """The task's image, built from its Dockerfile unless an image of that content exists
-    (so once per content, across runs), its working directory copied out once per process."""
+    (so once per content, across runs), its working directory copied out once per process; a
+    build that failed is not tried again by the same process (each repeat errors alike)."""
     found = _BUILT.get(spec.context_hash)
+    if isinstance(found, TaskError):
+        raise found
     if found is not None:
         return found
+    try:
+        built = _prepare(spec, client)
+    except TaskError as exc:
+        _BUILT[spec.context_hash] = exc
+        raise
+    _BUILT[spec.context_hash] = built
+    return built
+
+
+def _prepare(spec: ContainerSpec, client: Any) -> BuiltImage:
     if client is None:
         from pytest_agentbench.sandbox.docker import connect
 
@@ -87,9 +102,7 @@ def built_image(spec: ContainerSpec, client: Any = None) -> BuiltImage:
             f"{where}: the image {tag} has no working directory; the task's workspace is the "
             "image's WORKDIR (add `WORKDIR /app` to the Dockerfile)"
         )
-    built = BuiltImage(tag, workdir, config.get("User") or "", _copy_workdir(client, tag, workdir))
-    _BUILT[spec.context_hash] = built
-    return built
+    return BuiltImage(tag, workdir, config.get("User") or "", _copy_workdir(client, tag, workdir))
 
 
 def _image_config(client: Any, tag: str) -> dict[str, Any] | None:
