@@ -123,8 +123,9 @@ def _add_meter_options(parser: pytest.Parser, group: Any) -> None:
         group,
         "--agentbench-meter",
         "meter",
-        "count model requests on the wire through a loopback proxy: on, off (default) or auto "
-        "(codex, claude and opencode when they authenticate with an API key)",
+        "count model requests on the wire through a loopback proxy: auto (default: codex, "
+        "claude and opencode when they authenticate with an API key), on (every trial, or a "
+        "usage error) or off",
     )
     _add(
         parser,
@@ -445,7 +446,7 @@ def _meter_settings(config: pytest.Config) -> tuple[str, str, Path | None]:
     faults and the log need the meter."""
     from pytest_agentbench.meter.faults import FaultSpecError, parse_faults
 
-    meter = str(_value(config, "meter", "off"))
+    meter = str(_value(config, "meter", "auto"))
     if meter not in METER_CHOICES:
         raise pytest.UsageError(
             f"--agentbench-meter {meter!r}: choose one of {', '.join(METER_CHOICES)}"
@@ -458,7 +459,7 @@ def _meter_settings(config: pytest.Config) -> tuple[str, str, Path | None]:
     log_raw = _value(config, "meter_log", None)
     if (faults or log_raw) and meter == "off":
         raise pytest.UsageError(
-            "--agentbench-faults and --agentbench-meter-log act through the meter: add "
-            "--agentbench-meter=on (or auto)"
+            "--agentbench-faults and --agentbench-meter-log act through the meter: drop "
+            "--agentbench-meter=off"
         )
     return meter, faults, Path(log_raw) if log_raw else None

@@ -75,12 +75,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(WorkerRelay(config, settings), RELAY_NAME)
     else:
         config.pluginmanager.register(AgentbenchReporter(config, settings), REPORTER_NAME)
-        if settings.meter != "off":
-            from pytest_agentbench.meter.readout import MeterReadout
-
-            config.pluginmanager.register(MeterReadout(), "agentbench-meter-readout")
     register_run_plugins(config, settings, worker=worker)
     agent = fixtures.process_agent(config, settings)  # one that cannot start: a usage error now
+    if not worker and agent.meterable and settings.meter != "off":
+        from pytest_agentbench.meter.readout import MeterReadout
+
+        config.pluginmanager.register(MeterReadout(), "agentbench-meter-readout")
     if arms is not None:
         from pytest_agentbench.agents.delivery import check_delivery
 

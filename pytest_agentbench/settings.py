@@ -39,8 +39,8 @@ class Settings:
     keep: str = "none"  # none | failed | all: trial workspaces kept in the run directory
     budget_usd: float | None = None
     budget_tokens: int | None = None
-    # The metering proxy (docs/metering.md): off | on | auto; faults change what is measured.
-    meter: str = "off"
+    # The metering proxy (docs/metering.md): auto | on | off; faults change what is measured.
+    meter: str = "auto"
     faults: str = ""
     meter_log: Path | None = None
 
@@ -71,11 +71,12 @@ class Settings:
         data = asdict(self)
         data["json_path"] = str(self.json_path) if self.json_path else None
         data["tasks"] = list(self.tasks)
-        if self.meter == "off":  # runs without the meter record what they always recorded
-            for key in ("meter", "faults", "meter_log"):
-                data.pop(key)
+        if not self.faults:  # runs without faults or a request log record no such keys
+            data.pop("faults")
+        if self.meter_log is None:
+            data.pop("meter_log")
         else:
-            data["meter_log"] = str(self.meter_log) if self.meter_log else None
+            data["meter_log"] = str(self.meter_log)
         return data
 
 

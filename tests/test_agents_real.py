@@ -157,6 +157,8 @@ def test_edit_passes_exact_grading_and_tokens_match_the_server(
     (obs,) = report["observations"]
     assert obs["status"] == "scored" and obs["first_exact"] is True
     assert obs["tokens"] == served_totals(server, cli)
+    # Metered by default (the CLI holds an API key), from inside every sandbox.
+    assert obs["metered"]["requests"] == len(server.requests)
     assert obs["agent"]["session_id"]
     assert obs["agent"]["tool_calls"] >= 1
     # The version is read on the host: unknown for a CLI that exists only in the image.
@@ -207,15 +209,39 @@ def test_provider_error_stops_the_run_unscored(
     api_key: str,
     status: int,
 ) -> None:
+    """Metered (the default), the status on the wire stops the run."""
     server = agentbench_model_server({"turns": [{"fault": status}]})
     result, report = run_agent(pytester, cli, server, task_dir, "--repeats=2")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) == 0
-    result.stdout.fnmatch_lines([f"*provider stop*{status}*"])
+    result.stdout.fnmatch_lines([f"*provider stop*http_{status}*"])
     (obs,) = report["observations"]  # the second repeat never ran
-    assert obs["status"] == "provider_stop" and str(status) in obs["cause"]
+    assert (obs["status"], obs["cause"]) == ("provider_stop", f"http_{status}")
+    assert obs["metered"]["statuses"] == {str(status): len(server.requests)}
     assert report["summary"]["provider_stops"] == 1
     assert report["summary"]["trials"] == 0
+
+
+def test_without_the_meter_only_a_status_field_of_the_cli_stops_the_run(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    """Claude Code and opencode report the status of the refusal in their events; codex's
+    events give only prose, which is never read: its trials are scored and the run goes on."""
+    server = agentbench_model_server({"turns": [{"fault": 429}]})
+    _, report = run_agent(pytester, cli, server, task_dir, "--repeats=2", "--agentbench-meter=off")
+    observations = report["observations"]
+    assert not any("metered" in obs for obs in observations)
+    if cli == "codex":
+        assert [(o["status"], o["cause"], o["first_exact"]) for o in observations] == [
+            ("scored", None, False)
+        ] * 2
+    else:
+        (obs,) = observations
+        assert (obs["status"], obs["cause"]) == ("provider_stop", "http_429")
 
 
 def _processes_with(marker: str) -> list[int]:
@@ -244,8 +270,8 @@ def test_hung_server_trips_the_deadline_and_leaves_no_process(
     result, report = run_agent(pytester, cli, server, task_dir, "--agent-timeout=6")
     assert time.monotonic() - started < 60
     (obs,) = report["observations"]
-    assert obs["status"] == "provider_stop"
-    assert "deadline" in obs["cause"]
+    # A timeout is no machine-readable cause: the trial is the agent's outcome, not exact.
+    assert (obs["status"], obs["cause"], obs["first_exact"]) == ("scored", None, False)
     assert result.ret != 0
     assert _processes_with(api_key) == []
 

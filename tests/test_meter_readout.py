@@ -13,6 +13,7 @@ def obs(
     faults: int = 0,
     solved: bool = True,
     agent: str = "codex",
+    side: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {
         "status": "scored",
@@ -26,7 +27,8 @@ def obs(
             "requests": 3,
             "statuses": {"200": 3},
             "tokens": full,
-            "side_tokens": None,
+            "side_requests": 1 if side else 0,
+            "side_tokens": {"cache_write": None, "reasoning": None, **side} if side else None,
             "faults": faults,
             "retried_after_fault": True if faults else None,
         }
@@ -51,6 +53,34 @@ def test_divergence_counts_only_trials_where_both_are_known_and_flags_over_one_p
     lines = metering_lines({"codex": entry})
     assert "  self-report divergence input: +5.00% over 1 trials  <-- over 1%" in lines
     assert "  1 trials ran unmetered (no API key, or an account login)" in lines
+
+
+def test_side_requests_are_shown_apart_and_left_out_of_the_divergence() -> None:
+    """opencode's own report leaves out its title request: compared with the requests that
+    carried tools it does not diverge, and the title request's tokens are shown apart."""
+    title = {"input": 30, "cached_input": 0, "output": 5}
+    own = {"input": 4500, "cached_input": 3600, "output": 210}
+    wire = {"input": 4530, "cached_input": 3600, "output": 215}
+    entry = metering_block([obs(own, wire, agent="opencode", side=title)])["opencode"]
+    assert entry["tokens"]["input"] == 4530 and entry["side_requests"] == 1
+    assert entry["side_tokens"]["input"] == 30
+    assert {d["value"] for d in entry["divergence"].values()} == {0.0}
+    lines = metering_lines({"opencode": entry})
+    side_line = "side requests (no tools, not in the divergence) 1: input 30, output 5"
+    assert f"  cache-hit share 79.5%; {side_line}" in lines
+    assert not any("over 1%" in line for line in lines)
+
+
+def test_a_cli_that_ran_unmetered_gets_one_line_saying_why() -> None:
+    info = {"name": "claude", "meter": "unmetered: it authenticates with X, not an API key"}
+    block = metering_block(
+        [obs({"input": 1, "cached_input": 0, "output": 1}, None, agent="claude")], info
+    )
+    assert block["claude"]["unmetered_reason"] == "it authenticates with X, not an API key"
+    assert metering_lines(block) == [
+        "meter: claude ran unmetered (1 trials): it authenticates with X, not an API key; "
+        "its tokens are its own report"
+    ]
 
 
 def test_fault_readout_keeps_the_in_run_control_apart() -> None:

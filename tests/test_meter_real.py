@@ -88,6 +88,56 @@ def test_metered_tokens_equal_what_the_server_served(
     )
 
 
+# opencode as it runs without the adapter's fixed --title: it then asks the model for a title,
+# in a request that carries no tools.
+TITLED_OPENCODE = """#!/bin/sh
+for arg do
+  shift
+  if [ -n "$skip" ]; then skip=; continue; fi
+  if [ "$arg" = --title ]; then skip=1; continue; fi
+  set -- "$@" "$arg"
+done
+exec {binary} "$@"
+"""
+
+
+def test_opencode_title_request_is_counted_apart_and_its_divergence_accounted_for(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    """opencode leaves its title request out of its own report: the meter counts the request
+    apart, and compared with the requests that carried tools the self-report does not
+    diverge, to the token."""
+    binary = find_cli("opencode")
+    if binary is None:
+        pytest.skip(missing_reason("opencode"))
+    wrapper = pytester.path / "opencode-titled"
+    wrapper.write_text(TITLED_OPENCODE.format(binary=binary))
+    wrapper.chmod(0o755)
+    server = agentbench_model_server(SCRIPT)
+    result, report = run_agent(
+        pytester, "opencode", server, task_dir, f"--agent-opt=bin={wrapper}", sandbox="tmp"
+    )
+    result.assert_outcomes(passed=1)
+    (obs,) = report["observations"]
+    titles = [r for r in server.requests if r.served == "side"]
+    assert len(titles) == 1
+    side, with_side = titles[0].usage or {}, server.served_usage(include_side=True)
+    metered = obs["metered"]
+    assert metered["side_requests"] == 1
+    assert metered["side_tokens"]["input"] == side["input"]
+    assert metered["tokens"]["input"] == with_side["input"]
+    assert obs["tokens"]["input"] == with_side["input"] - side["input"]  # its own report
+    entry = report["metering"]["opencode"]
+    for field in ("input", "cached_input", "output"):
+        assert entry["divergence"][field] == {"value": 0.0, "trials": 1, "flagged": False}
+    result.stdout.fnmatch_lines(
+        [f"*side requests (no tools, not in the divergence) 1: input {side['input']}*"]
+    )
+
+
 def test_injected_500s_are_retried_and_the_task_still_solved(
     pytester: pytest.Pytester,
     agentbench_model_server: ServerFactory,

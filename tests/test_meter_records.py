@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.meter.records import summarize, wire_stop
+from pytest_agentbench.meter.records import main_tokens, summarize, wire_stop
 
 USAGE = {"input": 100, "cached_input": 60, "cache_write": None, "output": 9, "reasoning": 2}
 
@@ -28,8 +28,17 @@ def test_summary_counts_answered_requests_and_keeps_side_requests_apart() -> Non
     assert metered["requests"] == 4
     assert metered["statuses"] == {"200": 2, "429": 1, "500": 1}
     assert metered["tokens"] == {k: None if v is None else 2 * v for k, v in USAGE.items()}
-    assert metered["side_tokens"] == USAGE
+    assert (metered["side_requests"], metered["side_tokens"]) == (1, USAGE)
     assert (metered["faults"], metered["retried_after_fault"]) == (1, True)
+    assert main_tokens(metered) == USAGE  # the one answered request that carried tools
+
+
+def test_main_tokens_leave_side_requests_out_and_keep_unknown_unknown() -> None:
+    assert main_tokens(summarize([rec(200), rec(200)])) == summarize([rec(200), rec(200)])["tokens"]
+    without_usage = summarize([rec(200), rec(200, tools=False, usage=None)])
+    assert without_usage["side_requests"] == 1
+    assert main_tokens(without_usage) == dict.fromkeys(USAGE)  # the side part is unknown
+    assert main_tokens(summarize([])) is None
 
 
 def test_an_answer_without_usage_makes_the_total_unknown_not_smaller() -> None:

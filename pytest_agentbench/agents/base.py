@@ -75,6 +75,18 @@ class TrialContext:
     arm: Arm | None = None  # the arm the trial runs in, with --arms: what it receives
 
 
+def meter_asked(settings: Settings) -> str | None:
+    """The option that requires every trial to be metered, or None: --agentbench-meter=on,
+    and faults and the request log, which act through the meter."""
+    if settings.meter == "on":
+        return "--agentbench-meter=on"
+    if settings.faults:
+        return "--agentbench-faults"
+    if settings.meter_log is not None:
+        return "--agentbench-meter-log"
+    return None
+
+
 class AgentSession(ABC):
     """One agent conversation in one workspace; recovery rounds continue it."""
 
@@ -117,9 +129,21 @@ class Agent(ABC):
         """The --agent-opt keys this agent accepts; any other key is a usage error."""
         return cls.options
 
-    def preflight(self) -> None:  # noqa: B027 - most agents need nothing from outside
-        """Raise a usage error when no trial could start (credentials missing); asked once,
-        before the first trial, unless pytest only collects."""
+    # Whether the agent reaches a model provider the harness can point at the metering proxy
+    # (codex, claude, opencode: agents.cli_base); other agents are never metered.
+    meterable = False
+
+    def preflight(self) -> None:
+        """Raise a usage error when no trial could start (credentials missing), or when the run
+        asks for the meter and this agent is never metered; asked once, before the first
+        trial, unless pytest only collects."""
+        asked = meter_asked(self.settings)
+        if asked and not self.meterable:
+            raise pytest.UsageError(
+                f"{asked}: --agent={self.name} is never metered: only codex, claude and "
+                "opencode reach a model provider the harness can point at the meter "
+                "(docs/metering.md); drop the option"
+            )
 
     def info(self) -> dict[str, Any]:
         """Facts for the run header and report: version, model, effort."""

@@ -12,13 +12,11 @@ from pytest_agentbench.agents.cli_base import (
     StreamFacts,
     TrialPaths,
     as_int,
-    matches,
-    status_stop,
 )
 from pytest_agentbench.agents.delivery import Places
+from pytest_agentbench.meter.records import stop_cause
 
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own stand-in message for an API error
-CONNECTION = r"connection|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|socket"
 
 
 def _this_run(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -133,18 +131,17 @@ class ClaudeAgent(CliAgent):
         return [*argv, "--", prompt]
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
+        """A failed run's `result` says is_error with the HTTP status in api_error_status
+        (its subtype still says success); without a status (no connection, a broken stream)
+        it is no provider stop."""
         facts = StreamFacts(tool_calls=0)
-        answered: set[str] = set()
-        api_error: Mapping[str, Any] | None = None
         for event in events:
             kind = event.get("type")
             facts.session_id = event.get("session_id") or facts.session_id
             if kind == "assistant":
                 message = event.get("message") or {}
                 if event.get("is_api_error_message") or message.get("model") == SYNTHETIC_MODEL:
-                    api_error = event
-                    continue
-                answered.add(str(message.get("id")))
+                    continue  # Claude Code's own text about the error, not the model's
                 facts.model_reported = message.get("model") or facts.model_reported
                 blocks = message.get("content") or []
                 facts.tool_calls = (facts.tool_calls or 0) + sum(
@@ -164,25 +161,5 @@ class ClaudeAgent(CliAgent):
                 if not event.get("is_error") and isinstance(event.get("result"), str):
                     facts.final_message = event["result"]  # the final answer, as shown
                 if event.get("is_error"):
-                    facts.provider_error = self._result_stop(event, api_error, bool(answered))
-        facts.model_responses = len(answered)
-        if api_error is not None and api_error.get("api_error") == "connection_failed":
-            facts.connection_failed = True
+                    facts.provider_error = stop_cause(as_int(event.get("api_error_status")))
         return facts
-
-    @staticmethod
-    def _result_stop(
-        result: Mapping[str, Any], api_error: Mapping[str, Any] | None, answered: bool
-    ) -> str | None:
-        """Provider stop for a failed result: read is_error and the status, not the subtype."""
-        text = str(result.get("result") or "")
-        status = as_int(result.get("api_error_status"))
-        cause = status_stop(status, text)
-        if cause or status is not None or result.get("terminal_reason") != "api_error":
-            return cause
-        # An API error without a status: no connection, or a malformed/broken response.
-        if matches(CONNECTION, text) and not answered:
-            return f"connection failure before the first model turn: {text}"
-        if api_error is not None and not matches(CONNECTION, text):
-            return f"server error not recovered: {text}"
-        return None

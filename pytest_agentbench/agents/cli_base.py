@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import tempfile
 from abc import abstractmethod
@@ -29,11 +28,12 @@ from pytest_agentbench.agents.base import (
     RoundResult,
     TokenUsage,
     TrialContext,
+    meter_asked,
 )
 from pytest_agentbench.agents.prices import Price
 from pytest_agentbench.meter.client import MeterProcess, shared_meter
 from pytest_agentbench.meter.records import wire_stop
-from pytest_agentbench.sandbox.base import ProcessResult, SandboxProvider
+from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
 from pytest_agentbench.verdict import bounded
@@ -64,9 +64,6 @@ BASE_ENV = (
 )
 COMMON_OPTIONS = ("bin", "base_url", "api_key_env", "env")
 
-NO_RESPONSE_STOP = "no model response before the deadline (provider hung, unreachable or retrying)"
-CONNECTION_STOP = "connection failure before the first model turn"
-
 
 @dataclass
 class StreamFacts:
@@ -78,37 +75,10 @@ class StreamFacts:
     cost_usd: float | None = None
     turns: int | None = None
     tool_calls: int | None = None
-    model_responses: int = 0  # model answers that arrived; 0 means the provider never answered
-    provider_error: str | None = None  # a provider-side error that ended the round
-    connection_failed: bool = False
+    # `http_<status>` (meter.records.stop_cause) when a documented status field of the CLI's
+    # error event says the provider refused the request that ended the round.
+    provider_error: str | None = None
     final_message: str | None = None  # the agent's last message to the user
-
-
-def status_stop(status: int | None, message: str) -> str | None:
-    """The provider-stop cause for an HTTP status, or None when the status is the agent's."""
-    if status == 429:
-        return f"rate limit (429): {message}"
-    if status in (401, 403):
-        return f"authentication ({status}): {message}"
-    if status is not None and status >= 500:
-        return f"server error ({status}) not recovered: {message}"
-    return None
-
-
-def provider_stop(result: ProcessResult, facts: StreamFacts) -> str | None:
-    """Why the round is not the agent's outcome, or None when it is.
-
-    A provider error that ended the round stops it; so does a connection failure or a
-    deadline reached before the model ever answered. Transient notices the CLI recovered
-    from never reach here: parsers only report errors that ended the round.
-    """
-    if facts.provider_error:
-        return facts.provider_error
-    if facts.model_responses == 0 and facts.connection_failed:
-        return CONNECTION_STOP
-    if facts.model_responses == 0 and result.timed_out:
-        return NO_RESPONSE_STOP
-    return None
 
 
 EVENT_LINE_LIMIT = 16 << 20  # a longer line is no event of any CLI: skipped, never held whole
@@ -188,6 +158,7 @@ class CliAgent(Agent):
     credential_env: tuple[str, ...] = ()  # further credential variables passed through
     key_variables: tuple[str, ...] = ()  # any one of them lets the CLI reach its own provider
     login_hint: str = ""  # the CLI's own login, which a private home never holds
+    meterable = True
     own_options: tuple[str, ...] = ()  # --agent-opt keys this adapter adds
 
     @classmethod
@@ -246,25 +217,39 @@ class CliAgent(Agent):
             f"({self.login_hint}){other}"
         )
 
-    def meter_upstream(self) -> str | None:
-        """Where a metered trial's requests go on to (--agentbench-meter); None: unmetered.
-        auto meters only a CLI holding an API key for a provider it can be pointed at."""
+    def meter_route(self) -> tuple[str | None, str | None]:
+        """(upstream, None) when trials go through the meter (--agentbench-meter, on unless
+        off); (None, why not) when they run unmetered. Only an API key can be metered."""
         if self.settings.meter == "off":
-            return None
+            return None, "--agentbench-meter=off"
         upstream = self.base_url or self.default_upstream
-        keyed = bool(os.environ.get(self.key_env))
-        if self.settings.meter == "on" and not (upstream and keyed):
-            raise pytest.UsageError(
-                f"--agentbench-meter=on: --agent={self.name} cannot be metered here: "
-                + (
-                    f"set {self.key_env} (an account login cannot be metered)"
-                    if upstream
-                    else "pass --agent-opt base_url=URL (its default provider cannot be "
-                    "pointed at the meter)"
-                )
-                + "; or use --agentbench-meter=auto to run it unmetered"
+        if not upstream:
+            return None, (
+                f"{self.name}'s own providers cannot be pointed at the meter; "
+                "pass --agent-opt base_url=URL"
             )
-        return upstream if keyed else None
+        if not os.environ.get(self.key_env):
+            held = [n for n in self.credential_names() if n != self.key_env and os.environ.get(n)]
+            if not held:
+                return None, f"no API key in {self.key_env}"
+            return None, (
+                f"it authenticates with {' or '.join(held)}, not an API key in {self.key_env} "
+                "(an account login is not metered)"
+            )
+        return upstream, None
+
+    def meter_upstream(self) -> str | None:
+        """Where a metered trial's requests go on to; None: unmetered. An option that needs
+        the meter (=on, faults, the request log) for a trial that cannot have it is a usage
+        error."""
+        upstream, why_not = self.meter_route()
+        asked = meter_asked(self.settings)
+        if upstream is None and asked:
+            raise pytest.UsageError(
+                f"{asked}: --agent={self.name} cannot be metered here: {why_not}; "
+                "or drop the option to run it unmetered"
+            )
+        return upstream
 
     def use_sandbox(self, provider: SandboxProvider) -> None:
         self.run_binary = provider.program_path(self.binary)
@@ -304,7 +289,13 @@ class CliAgent(Agent):
             "binary": self.binary,
             "base_url": self.base_url,
             "provider": self.provider(),
+            "meter": self.meter_note(),
         }
+
+    def meter_note(self) -> str:
+        """For the report: `metered`, or `unmetered: why` (the CLI's tokens are its own)."""
+        upstream, why_not = self.meter_route()
+        return "metered" if upstream else f"unmetered: {why_not}"
 
     def provider(self) -> str | None:
         """Where the model is served (a report's model route): the base_url's host, else the
@@ -445,7 +436,7 @@ class CliSession(AgentSession):
         tokens = self.round_tokens(facts.tokens)
         self.session_id = facts.session_id or self.session_id
         stdout = read_tail(events_file, TAIL_CHARS)
-        stop = provider_stop(result, facts)
+        stop = facts.provider_error  # without the meter, the CLI's documented status field
         meter_log = None
         if self.meter is not None:
             log = self.meter.counters(self.meter_token)["log"]
@@ -477,7 +468,3 @@ class CliSession(AgentSession):
 
 def _scrubbed(agent: CliAgent, text: str | None) -> str | None:
     return agent.scrub(text) if text is not None else None
-
-
-def matches(pattern: str, text: str) -> bool:
-    return re.search(pattern, text, re.IGNORECASE) is not None

@@ -14,14 +14,13 @@ from pytest_agentbench.agents.cli_base import (
     StreamFacts,
     TrialPaths,
     as_int,
-    status_stop,
 )
 from pytest_agentbench.agents.delivery import Places
+from pytest_agentbench.meter.records import stop_cause
 from pytest_agentbench.settings import Settings
 
 PROVIDER = "agentbench"
 CONFIG_FILE = "opencode.json"
-AUTH_ERRORS = {"ProviderAuthError"}
 
 
 def _known_sum(values: Sequence[int | None]) -> int | None:
@@ -149,6 +148,8 @@ class OpencodeAgent(CliAgent):
         return [*argv, "--", prompt]
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
+        """An `error` event of a provider's answer carries its HTTP status in
+        error.data.statusCode; an error without one is no provider stop."""
         facts = StreamFacts(tool_calls=0)
         steps: list[Mapping[str, Any]] = []
         costs: list[float | None] = []
@@ -165,21 +166,12 @@ class OpencodeAgent(CliAgent):
                 steps.append(part.get("tokens") or {})
                 cost = part.get("cost")
                 costs.append(float(cost) if isinstance(cost, int | float) else None)
-                if part.get("reason") != "unknown":  # a broken stream ends a step as "unknown"
-                    facts.model_responses += 1
                 if part.get("reason") == "stop" and part.get("messageID") in texts:
                     facts.final_message = "\n".join(texts[part.get("messageID")])
             elif kind == "error":
-                facts.provider_error = self._error_stop(event.get("error") or {})
+                data = (event.get("error") or {}).get("data") or {}
+                facts.provider_error = stop_cause(as_int(data.get("statusCode")))
         facts.turns = len(steps) if steps else None
         facts.tokens = step_tokens(steps)
         facts.cost_usd = None if not costs or None in costs else sum(c or 0.0 for c in costs)
         return facts
-
-    @staticmethod
-    def _error_stop(error: Mapping[str, Any]) -> str | None:
-        data = error.get("data") or {}
-        message = str(data.get("message") or error.get("name") or "error")
-        if error.get("name") in AUTH_ERRORS:
-            return f"authentication: {message}"
-        return status_stop(as_int(data.get("statusCode")), message)

@@ -1,6 +1,7 @@
-"""The metering readout: metered totals, cache-hit share, self-report divergence and the fault
-readout, per agent, over the run's Observations; in the JSON report (`metering`) and the
-terminal. Registered on the controller only when --agentbench-meter is on or auto."""
+"""The metering readout: metered totals, cache-hit share, side requests, self-report divergence
+and the fault readout, per agent, over the run's Observations; in the JSON report (`metering`)
+and the terminal. Registered on the controller for codex, claude and opencode runs unless
+--agentbench-meter=off; a run whose CLI could not be metered gets one line saying why."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.meter.records import FIELDS
+from pytest_agentbench.meter.records import FIELDS, main_tokens
 from pytest_agentbench.observation import SCORED
 
 COMPARED = ("input", "cached_input", "output")  # fields every CLI reports about itself
@@ -22,13 +23,17 @@ def _known_sum(values: Sequence[int | None]) -> int | None:
 
 
 def divergence(observations: Sequence[Mapping[str, Any]], field: str) -> dict[str, Any]:
-    """(self - metered) / metered for one token field, over trials where both are known."""
-    pairs = []
+    """(self - metered) / metered for one token field, over trials where both are known.
+
+    Like with like: the metered side is the requests that carried tools, the turns every
+    CLI's own report counts; side requests (titles, summaries) are shown apart. Both sides
+    are in the project's token meaning (the adapters normalise the self-report)."""
+    pairs: list[tuple[int, int]] = []
     for obs in observations:
-        metered = (obs.get("metered") or {}).get("tokens") or {}
-        own = obs.get("tokens") or {}
-        if metered.get(field) is not None and own.get(field) is not None:
-            pairs.append((own[field], metered[field]))
+        wire_value = (main_tokens(obs.get("metered") or {}) or {}).get(field)
+        own = (obs.get("tokens") or {}).get(field)
+        if wire_value is not None and own is not None:
+            pairs.append((own, wire_value))
     wire = sum(m for _, m in pairs)
     value = (sum(s for s, _ in pairs) - wire) / wire if pairs and wire else None
     return {
@@ -55,7 +60,10 @@ def fault_readout(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def agent_block(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def agent_block(
+    observations: Sequence[Mapping[str, Any]], unmetered: str | None = None
+) -> dict[str, Any]:
+    """One agent's figures; unmetered: why its trials ran without the meter, if they did."""
     metered = [o for o in observations if "metered" in o]
     totals = {
         field: _known_sum([(o["metered"]["tokens"] or {}).get(field) for o in metered])
@@ -69,8 +77,10 @@ def agent_block(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "trials": len(observations),
         "metered_trials": len(metered),
+        "unmetered_reason": unmetered,
         "requests": sum(o["metered"]["requests"] for o in metered),
         "tokens": totals,
+        "side_requests": sum(o["metered"].get("side_requests", 0) for o in metered),
         "side_tokens": side,
         "cache_hit_share": cached / total_input if cached is not None and total_input else None,
         "divergence": {field: divergence(metered, field) for field in COMPARED},
@@ -78,12 +88,24 @@ def agent_block(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def metering_block(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The report's `metering` block: one entry per agent."""
+def metering_block(
+    observations: Sequence[Mapping[str, Any]], agent_info: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The report's `metering` block: one entry per agent. agent_info: the run's agent facts,
+    whose `meter` note (`unmetered: why`) explains trials that ran without the meter."""
     by_agent: dict[str, list[Mapping[str, Any]]] = {}
     for obs in observations:
         by_agent.setdefault((obs.get("agent") or {}).get("name", "?"), []).append(obs)
-    return {name: agent_block(group) for name, group in sorted(by_agent.items())}
+    note = str((agent_info or {}).get("meter") or "")
+    reason = note.partition("unmetered: ")[2] or None
+    return {
+        name: agent_block(group, reason if name == (agent_info or {}).get("name") else None)
+        for name, group in sorted(by_agent.items())
+    }
+
+
+def _count(value: int | None) -> str:
+    return "unknown" if value is None else str(value)
 
 
 def _pct(value: float | None) -> str:
@@ -93,6 +115,13 @@ def _pct(value: float | None) -> str:
 def metering_lines(block: Mapping[str, Any]) -> list[str]:
     lines = []
     for name, entry in block.items():
+        if not entry["metered_trials"]:
+            why = entry.get("unmetered_reason") or "no API key, or an account login"
+            lines.append(
+                f"meter: {name} ran unmetered ({entry['trials']} trials): {why}; "
+                "its tokens are its own report"
+            )
+            continue
         tokens = entry["tokens"]
         shown = ", ".join(
             f"{field} {'unknown' if tokens[field] is None else tokens[field]}" for field in FIELDS
@@ -104,13 +133,14 @@ def metering_lines(block: Mapping[str, Any]) -> list[str]:
         if entry["metered_trials"] < entry["trials"]:
             lines.append(
                 f"  {entry['trials'] - entry['metered_trials']} trials ran unmetered "
-                "(no API key, or an account login)"
+                f"({entry.get('unmetered_reason') or 'no API key, or an account login'})"
             )
         share = entry["cache_hit_share"]
-        side_input = entry["side_tokens"]["input"]
+        side = entry["side_tokens"]
         lines.append(
             f"  cache-hit share {'unknown' if share is None else f'{share:.1%}'}; "
-            f"side requests (no tools) input {'unknown' if side_input is None else side_input}"
+            f"side requests (no tools, not in the divergence) {entry['side_requests']}: "
+            + ", ".join(f"{f} {_count(side[f])}" for f in ("input", "output"))
         )
         for field, div in entry["divergence"].items():
             flag = "  <-- over 1%" if div["flagged"] else ""
@@ -137,7 +167,8 @@ class MeterReadout:
         self.block: dict[str, Any] | None = None
 
     def pytest_agentbench_report_json(self, config: pytest.Config, report: dict[str, Any]) -> None:
-        self.block = metering_block(report.get("observations") or [])
+        run = report.get("run") or {}
+        self.block = metering_block(report.get("observations") or [], run.get("agent_info"))
         report["metering"] = self.block
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

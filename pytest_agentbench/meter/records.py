@@ -13,14 +13,24 @@ from pytest_agentbench.meter.counting import FIELDS
 STOP_STATUSES = frozenset({401, 402, 403, 429})
 
 
+def stop_cause(status: int | None) -> str | None:
+    """`http_<status>` for a provider refusal (401, 402, 403, 429 or 5xx), else None: the one
+    rule for a status seen on the wire and for one a CLI reports in a documented event field."""
+    if status is not None and (status in STOP_STATUSES or status >= 500):
+        return f"http_{status}"
+    return None
+
+
 class Metered(TypedDict):
     """A trial's requests as the meter counted them. tokens: every answered (2xx) model
-    request, side requests included; side_tokens: the part spent on requests that carried no
-    tools (titles, summaries); None when nothing was counted or a field went unreported."""
+    request, side requests included; side_tokens: the part spent on the side_requests, answered
+    requests that carried no tools (titles, summaries); None when nothing was counted or a
+    field went unreported."""
 
     requests: int
     statuses: dict[str, int]
     tokens: dict[str, int | None] | None
+    side_requests: int
     side_tokens: dict[str, int | None] | None
     faults: int  # injected by --agentbench-faults
     retried_after_fault: bool | None  # another request followed a fault; None: no fault
@@ -49,15 +59,31 @@ def summarize(log: Sequence[Mapping[str, Any]]) -> Metered:
         key = str(record["status"]) if record.get("status") is not None else "none"
         statuses[key] = statuses.get(key, 0) + 1
     answered = [r for r in log if _answered(r) and r.get("protocol")]
+    side = [r.get("usage") for r in answered if r.get("has_tools") is False]
     faulted = [i for i, r in enumerate(log) if r.get("injected")]
     return {
         "requests": len(log),
         "statuses": dict(sorted(statuses.items())),
         "tokens": _sum([r.get("usage") for r in answered]),
-        "side_tokens": _sum([r.get("usage") for r in answered if r.get("has_tools") is False]),
+        "side_requests": len(side),
+        "side_tokens": _sum(side),
         "faults": len(faulted),
         "retried_after_fault": (faulted[-1] < len(log) - 1) if faulted else None,
     }
+
+
+def main_tokens(metered: Mapping[str, Any]) -> dict[str, int | None] | None:
+    """The tokens of the requests that carried tools (the agent's own turns): a trial's
+    metered tokens less its side requests'; a field unknown in either is unknown."""
+    tokens = metered.get("tokens")
+    side = metered.get("side_tokens") or {}
+    if tokens is None or not metered.get("side_requests"):
+        return tokens
+    return {
+        name: None if tokens.get(name) is None or side.get(name) is None else
+        tokens[name] - side[name]
+        for name in FIELDS
+    }  # fmt: skip
 
 
 def wire_stop(log: Sequence[Mapping[str, Any]]) -> str | None:
@@ -67,8 +93,8 @@ def wire_stop(log: Sequence[Mapping[str, Any]]) -> str | None:
         status = record.get("status")
         if record.get("injected") or not isinstance(status, int):
             continue
-        if status in STOP_STATUSES or status >= 500:
-            return f"http_{status}"
+        if (cause := stop_cause(status)) is not None:
+            return cause
         if 200 <= status < 300:
             return None
     return None
