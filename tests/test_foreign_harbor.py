@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,8 +23,14 @@ from pytest_agentbench.sandbox.task_image import task_limits
 from pytest_agentbench.tasks.formats import bring_own_images, load_task_dir
 from pytest_agentbench.tasks.model import TaskError
 from pytest_agentbench.tasks.validate import validate
+from pytest_agentbench.testing.clis import find_cli, missing_reason
 
 from conftest import skip_unless_sandbox, write_tree
+
+if TYPE_CHECKING:
+    from pytest_agentbench.testing.pytest_plugin import ServerFactory
+
+pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
 
 SUITE = Path(__file__).parent / "fixtures" / "harbor"
 DOCKER = ("-p", "no:cacheprovider", "--sandbox=docker")
@@ -211,3 +218,44 @@ def test_validate_fails_the_pristine_tree_and_passes_the_solution(tmp_path: Path
         "fix-greeting": [],
         "sort-names": [],
     }
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("cli", ["codex", "claude"])
+def test_a_real_cli_works_in_the_image_and_never_sees_the_tests(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: str,
+) -> None:
+    """The CLI (host-installed, mounted into the task's container) edits the image's working
+    directory; /tests and /solution are not there while it works."""
+    skip_unless_sandbox("docker")
+    if find_cli(cli) is None:
+        pytest.skip(missing_reason(cli))
+    look = {"calls": [{"shell": "pwd; ls -d /tests /solution 2>&1"}]}
+    line = 'print("Hello, {}")'  # codex's patch replaces whole lines
+    edit = {
+        "calls": [{"edit": "greet.py", "old": line.format("wrold"), "new": line.format("world")}]
+    }
+    server = agentbench_model_server({"turns": [look, edit, {"message": "Fixed."}]})
+    base_url = server.base_url if cli == "claude" else server.openai_base_url
+    monkeypatch.setenv("AGENTBENCH_TEST_KEY", "sk-scripted-harbor")
+    result = pytester.runpytest_subprocess(
+        f"--agent={cli}",
+        *DOCKER,
+        f"--tasks={SUITE}",
+        "-k",
+        "fix-greeting",
+        "--model=scripted-model",
+        f"--agent-opt=bin={find_cli(cli)}",
+        f"--agent-opt=base_url={base_url}",
+        "--agent-opt=api_key_env=AGENTBENCH_TEST_KEY",
+        "--agent-opt=retries=0",
+        timeout=120,
+    )
+    result.assert_outcomes(passed=1)
+    seen = json.dumps([request.body for request in server.tool_requests()])
+    assert "/app" in seen
+    assert "access '/tests': No such file or directory" in seen
+    assert "access '/solution': No such file or directory" in seen
