@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,8 +20,14 @@ from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.formats import load_task_dir
 from pytest_agentbench.tasks.model import TaskError, as_mapping
 from pytest_agentbench.tasks.validate import validate
+from pytest_agentbench.testing.clis import find_cli, missing_reason
 
 from conftest import write_tree
+
+if TYPE_CHECKING:
+    from pytest_agentbench.testing.pytest_plugin import ServerFactory
+
+pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
 
 SUITE = Path(__file__).parent / "fixtures" / "reasonix"
 RUN = ("-p", "no:cacheprovider", f"--tasks={SUITE}")
@@ -116,3 +123,49 @@ def test_max_steps_reaches_claude_as_max_turns(task_name: str, limit: list[str])
         session.close()
     assert argv[-2 - len(limit) :] == [*limit, "--", "p"]
     assert ("--max-turns" in argv) == bool(limit)
+
+
+@pytest.mark.real
+@pytest.mark.parametrize(
+    ("max_steps", "outcome", "requests"), [(1, "failed", 1), (10, "passed", 4)]
+)
+def test_claude_stops_at_max_steps(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    max_steps: int,
+    outcome: str,
+    requests: int,
+) -> None:
+    """The real Claude Code ends the trial at the task's step limit: with max_steps = 1 it
+    asks the model once and never edits; with 10 it looks, reads, edits and answers."""
+    if find_cli("claude") is None:
+        pytest.skip(missing_reason("claude"))
+    task = pytester.path / "tasks" / "say-goodbye"
+    write_tree(
+        task,
+        {
+            "task.toml": f'prompt = "Say goodbye in notes.txt."\nmax_steps = {max_steps}\n',
+            "verify.sh": "grep -qx goodbye notes.txt\n",
+            "workdir/notes.txt": "hello\n",
+        },
+    )
+    look = {"calls": [{"shell": "cat notes.txt"}]}
+    edit = {"calls": [{"edit": "notes.txt", "old": "hello", "new": "goodbye"}]}
+    server = agentbench_model_server({"turns": [look, edit, {"message": "Done."}]})
+    monkeypatch.setenv("AGENTBENCH_TEST_KEY", "sk-scripted-steps")
+    result = pytester.runpytest_subprocess(
+        "--agent=claude",
+        "--sandbox=tmp",
+        f"--tasks={task}",
+        "--model=scripted-model",
+        f"--agent-opt=bin={find_cli('claude')}",
+        f"--agent-opt=base_url={server.base_url}",
+        "--agent-opt=api_key_env=AGENTBENCH_TEST_KEY",
+        "--agent-opt=retries=0",
+        "-p",
+        "no:cacheprovider",
+        timeout=120,
+    )
+    result.assert_outcomes(**{outcome: 1})
+    assert len(server.tool_requests()) == requests
