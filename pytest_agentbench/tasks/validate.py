@@ -124,6 +124,7 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
 def _container_problems(task: Task) -> list[str]:
     """A Harbor task, checked in its image: the untouched working directory fails its tests,
     and solve.sh run there passes them."""
+    from pytest_agentbench.sandbox.docker import DockerSandbox
     from pytest_agentbench.sandbox.task_image import run_solution
 
     assert task.container is not None
@@ -140,7 +141,8 @@ def _container_problems(task: Task) -> list[str]:
             )
             return problems
         with provider.create(task, f"validate-{task.id}-reference") as sandbox:
-            solved = run_solution(sandbox, task, task.timeout)  # type: ignore[arg-type]
+            assert isinstance(sandbox, DockerSandbox)  # what a Harbor task always gets
+            solved = run_solution(sandbox, task, task.timeout)
             grade = grade_task(task, sandbox.workspace)
     except TaskError as exc:
         return [*problems, str(exc)]
