@@ -151,6 +151,14 @@ def test_the_oracle_passes_every_task(pytester: pytest.Pytester, dist: tuple[str
 
 
 @pytest.mark.real
+def test_the_mock_reaches_the_reference_as_the_oracle_does(pytester: pytest.Pytester) -> None:
+    skip_unless_sandbox("docker")
+    mock = ("--agent=mock", "--agent-opt=pass_prob=1")
+    result = pytester.runpytest_subprocess(*mock, *DOCKER, f"--tasks={SUITE}")
+    result.assert_outcomes(passed=3)
+
+
+@pytest.mark.real
 def test_nop_fails_every_task_on_its_reward(pytester: pytest.Pytester) -> None:
     skip_unless_sandbox("docker")
     result = pytester.runpytest_subprocess("--agent=nop", *DOCKER, f"--tasks={SUITE}", "-rA")

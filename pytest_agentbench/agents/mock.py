@@ -18,6 +18,7 @@ from pytest_agentbench.agents.base import (
     TokenUsage,
     TrialContext,
 )
+from pytest_agentbench.agents.offline import apply_reference
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import stable_int
 from pytest_agentbench.tasks.model import Task, Tree, as_mapping, materialize, replace_with
@@ -161,7 +162,7 @@ class MockSession(AgentSession):
         if task.no_solution:
             final_message = self._conduct(rng)
         elif rng.random() < chance:
-            task.apply_reference(ctx.sandbox.workspace)
+            apply_reference(ctx, timeout)
         elif round_index == 0:
             self._wrong_edit(rng)
         simulated_wall = round(rng.uniform(2.0, 30.0), 3)

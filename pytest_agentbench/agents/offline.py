@@ -5,7 +5,25 @@ from __future__ import annotations
 import time
 
 from pytest_agentbench.agents.base import Agent, AgentSession, RoundResult, TrialContext
+from pytest_agentbench.sandbox.base import ProcessResult
 from pytest_agentbench.tasks.model import TaskError
+
+
+def apply_reference(ctx: TrialContext, timeout: float) -> ProcessResult | None:
+    """Make the trial's workspace the task's reference result: the expected tree or solution/
+    laid over it here, or, for a Harbor task, its solution/solve.sh run in the trial's
+    container (how that process ended is returned)."""
+    task, sandbox = ctx.task, ctx.sandbox
+    if task.container is None:
+        task.apply_reference(sandbox.workspace)
+        return None
+    from pytest_agentbench.sandbox.docker import DockerSandbox
+    from pytest_agentbench.sandbox.task_image import run_solution
+
+    if task.container.solution is None:
+        raise TaskError(f"{task.source}: task {task.id!r} has no solution/solve.sh to run")
+    assert isinstance(sandbox, DockerSandbox)  # the only sandbox such tasks get
+    return run_solution(sandbox, task, timeout)
 
 
 class _ReferenceSession(AgentSession):
@@ -21,21 +39,9 @@ class _ReferenceSession(AgentSession):
                 wall_s=time.monotonic() - start,
                 final_message=HONEST_ANSWER,
             )
-        if self.ctx.task.container is not None:  # its reference is a script run in its image
-            return self._solve_in_container(timeout)
-        self.ctx.task.apply_reference(self.ctx.sandbox.workspace)
-        return RoundResult(exit_code=0, timed_out=False, wall_s=time.monotonic() - start)
-
-    def _solve_in_container(self, timeout: float) -> RoundResult:
-        """Harbor's oracle: solution/solve.sh, run in the trial's container."""
-        from pytest_agentbench.sandbox.docker import DockerSandbox
-        from pytest_agentbench.sandbox.task_image import run_solution
-
-        task, sandbox = self.ctx.task, self.ctx.sandbox
-        if task.container is None or task.container.solution is None:
-            raise TaskError(f"{task.source}: task {task.id!r} has no solution/solve.sh to run")
-        assert isinstance(sandbox, DockerSandbox)  # the only sandbox such tasks get
-        done = run_solution(sandbox, task, timeout)
+        done = apply_reference(self.ctx, timeout)
+        if done is None:
+            return RoundResult(exit_code=0, timed_out=False, wall_s=time.monotonic() - start)
         return RoundResult(
             exit_code=done.exit_code,
             timed_out=done.timed_out,
