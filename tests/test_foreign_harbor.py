@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_agentbench.sandbox.limits import SandboxLimits
-from pytest_agentbench.sandbox.task_image import task_limits
+from pytest_agentbench.sandbox.task_image import host_values, task_limits
 from pytest_agentbench.tasks.formats import bring_own_images, load_task_dir
 from pytest_agentbench.tasks.model import TaskError
 from pytest_agentbench.tasks.validate import validate
@@ -108,6 +108,17 @@ def test_the_tasks_limits_replace_the_runs() -> None:
     greeting = task_limits(run, load_task_dir(SUITE / "fix-greeting").container)  # type: ignore[arg-type]
     assert (greeting.network, greeting.cpus, greeting.memory_bytes) == ("host", 1.0, 512 << 20)
     assert task_limits(run, load_task_dir(SUITE / "sort-names").container).network == "none"  # type: ignore[arg-type]
+
+
+def test_env_templates_take_this_machines_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = load_task_dir(SUITE / "count-lines").container
+    assert spec is not None
+    monkeypatch.setenv("JUDGE_KEY", "k-1")
+    monkeypatch.delenv("NOT_SET_HERE", raising=False)
+    env = {"KEY": "${JUDGE_KEY}", "MODE": "${NOT_SET_HERE:-strict}", "PLAIN": "$x"}
+    assert host_values(spec, env, "verifier") == {"KEY": "k-1", "MODE": "strict", "PLAIN": "$x"}
+    with pytest.raises(TaskError, match=r"count-lines/task\.toml: \[verifier\] env needs"):
+        host_values(spec, {"KEY": "${NOT_SET_HERE}"}, "verifier")
 
 
 def test_only_harbor_sources_spare_the_docker_image(tmp_path: Path) -> None:

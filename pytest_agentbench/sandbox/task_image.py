@@ -17,8 +17,10 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -217,8 +219,29 @@ def run_solution(sandbox: DockerSandbox, task: Task, timeout: float) -> ProcessR
     spec = task.container
     assert spec is not None and spec.solution is not None
     sandbox.container.put_archive("/", sandbox.provider.tar({SOLUTION_DIR: spec.solution}))
-    env = {"HOME": sandbox.inner_home, **spec.solution_env}  # PATH: the image's own
+    env = {"HOME": sandbox.inner_home, **host_values(spec, spec.solution_env, "solution")}
     return sandbox.run(["bash", spec.solve_script], env=env, timeout=timeout)
+
+
+def host_values(spec: ContainerSpec, env: Mapping[str, str], section: str) -> dict[str, str]:
+    """The variables with ${VAR} and ${VAR:-default} filled in from this machine's environment,
+    as Harbor fills them (an API key for a model-graded verifier, say); a VAR that is not set
+    and has no default is a TaskError naming it."""
+
+    def value(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        found = os.environ.get(name, default)
+        if found is None:
+            raise TaskError(
+                f"{spec.context.parent / 'task.toml'}: [{section}] env needs ${{{name}}}, which "
+                f"is not set here; export {name} (or write ${{{name}:-default}})"
+            )
+        return found
+
+    return {key: _TEMPLATE.sub(value, text) for key, text in env.items()}
+
+
+_TEMPLATE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 def verify(sandbox: DockerSandbox, task: Task) -> Grade:
@@ -308,7 +331,7 @@ def _run_verifier(
         ["bash", spec.test_script],
         user=built.user or "0",
         working_dir=built.workdir,
-        environment=dict(spec.verifier_env),
+        environment=host_values(spec, spec.verifier_env, "verifier"),
         labels={LABEL_OWNER: provider.owner, LABEL_RUN: provider.run_id},
         host_config=host_config,
     )
