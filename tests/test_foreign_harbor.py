@@ -190,6 +190,33 @@ def test_nop_fails_every_task_on_its_reward(pytester: pytest.Pytester) -> None:
 
 
 @pytest.mark.real
+def test_a_verifier_without_a_reward_fails_with_a_null_reward(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """No reward file, or a verifier killed at its timeout_sec: not exact, reward unknown."""
+    skip_unless_sandbox("docker")
+    slow = "[verifier]\ntimeout_sec = 1.0\n"
+    write_tree(tmp_path / "silent", {**GOOD_TASK, "tests/test.sh": "echo checked\n"})
+    write_tree(
+        tmp_path / "slow",
+        {
+            **GOOD_TASK,
+            "task.toml": slow,
+            "tests/test.sh": "sleep 30; echo 1 > /logs/verifier/reward.txt\n",
+        },
+    )
+    result = pytester.runpytest_subprocess("--agent=nop", *DOCKER, f"--tasks={tmp_path}", "-rA")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines_random(
+        ["FAILED silent::r0 - no reward: the verifier wrote neither*"]
+    )
+    assert _rewards(pytester.path) == {"silent": None, "slow": None}
+    (run,) = (pytester.path / ".agentbench" / "runs").iterdir()
+    verifier = (run / "trials" / "slow-r0" / "verifier.txt").read_text()
+    assert verifier.endswith("verifier timed out after 1 s (timeout_sec in [verifier])")
+
+
+@pytest.mark.real
 def test_a_broken_task_errors_alone_and_counts_as_declared(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
