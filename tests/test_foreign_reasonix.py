@@ -6,6 +6,7 @@ symlink in its workdir/) and a no-solution one whose verifier passes the untouch
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from pytest_agentbench.testing.clis import find_cli, missing_reason
 from conftest import write_tree
 
 if TYPE_CHECKING:
+    from pytest_agentbench.testing.model_server import ScriptedModelServer
     from pytest_agentbench.testing.pytest_plugin import ServerFactory
 
 pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
@@ -125,6 +127,45 @@ def test_max_steps_reaches_claude_as_max_turns(task_name: str, limit: list[str])
     assert ("--max-turns" in argv) == bool(limit)
 
 
+LOOK_EDIT_ANSWER = {
+    "turns": [
+        {"calls": [{"shell": "cat notes.txt"}]},
+        {"calls": [{"edit": "notes.txt", "old": "hello", "new": "goodbye"}]},
+        {"message": "Done."},
+    ]
+}
+
+
+def run_with_max_steps(
+    pytester: pytest.Pytester, server: ScriptedModelServer, cli: str, max_steps: int
+) -> pytest.RunResult:
+    """One trial of a Reasonix task with this max_steps, run by the real CLI."""
+    if find_cli(cli) is None:
+        pytest.skip(missing_reason(cli))
+    task = pytester.path / "tasks" / "say-goodbye"
+    write_tree(
+        task,
+        {
+            "task.toml": f'prompt = "Say goodbye in notes.txt."\nmax_steps = {max_steps}\n',
+            "verify.sh": "grep -qx goodbye notes.txt\n",
+            "workdir/notes.txt": "hello\n",
+        },
+    )
+    return pytester.runpytest_subprocess(
+        f"--agent={cli}",
+        "--sandbox=tmp",
+        f"--tasks={task}",
+        "--model=scripted-model",
+        f"--agent-opt=bin={find_cli(cli)}",
+        f"--agent-opt=base_url={server.base_url if cli == 'claude' else server.openai_base_url}",
+        "--agent-opt=api_key_env=AGENTBENCH_TEST_KEY",
+        *(["--agent-opt=retries=0"] if cli == "claude" else []),
+        "-p",
+        "no:cacheprovider",
+        timeout=120,
+    )
+
+
 @pytest.mark.real
 @pytest.mark.parametrize(
     ("max_steps", "outcome", "requests"), [(1, "failed", 1), (10, "passed", 4)]
@@ -137,35 +178,27 @@ def test_claude_stops_at_max_steps(
     outcome: str,
     requests: int,
 ) -> None:
-    """The real Claude Code ends the trial at the task's step limit: with max_steps = 1 it
-    asks the model once and never edits; with 10 it looks, reads, edits and answers."""
-    if find_cli("claude") is None:
-        pytest.skip(missing_reason("claude"))
-    task = pytester.path / "tasks" / "say-goodbye"
-    write_tree(
-        task,
-        {
-            "task.toml": f'prompt = "Say goodbye in notes.txt."\nmax_steps = {max_steps}\n',
-            "verify.sh": "grep -qx goodbye notes.txt\n",
-            "workdir/notes.txt": "hello\n",
-        },
-    )
-    look = {"calls": [{"shell": "cat notes.txt"}]}
-    edit = {"calls": [{"edit": "notes.txt", "old": "hello", "new": "goodbye"}]}
-    server = agentbench_model_server({"turns": [look, edit, {"message": "Done."}]})
+    """The real Claude Code ends the trial at the task's step limit (--max-turns): with
+    max_steps = 1 it asks the model once and never edits; with 10 it looks, reads, edits and
+    answers."""
     monkeypatch.setenv("AGENTBENCH_TEST_KEY", "sk-scripted-steps")
-    result = pytester.runpytest_subprocess(
-        "--agent=claude",
-        "--sandbox=tmp",
-        f"--tasks={task}",
-        "--model=scripted-model",
-        f"--agent-opt=bin={find_cli('claude')}",
-        f"--agent-opt=base_url={server.base_url}",
-        "--agent-opt=api_key_env=AGENTBENCH_TEST_KEY",
-        "--agent-opt=retries=0",
-        "-p",
-        "no:cacheprovider",
-        timeout=120,
-    )
-    result.assert_outcomes(**{outcome: 1})
+    server = agentbench_model_server(LOOK_EDIT_ANSWER)
+    run_with_max_steps(pytester, server, "claude", max_steps).assert_outcomes(**{outcome: 1})
     assert len(server.tool_requests()) == requests
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("max_steps", [1, 10])
+def test_opencode_tells_the_model_its_steps_are_spent(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    max_steps: int,
+) -> None:
+    """opencode's agent `steps` does not stop the run: on the last step it tells the model to
+    answer in text only (a scripted model that edits anyway still passes)."""
+    monkeypatch.setenv("AGENTBENCH_TEST_KEY", "sk-scripted-steps")
+    server = agentbench_model_server(LOOK_EDIT_ANSWER)
+    run_with_max_steps(pytester, server, "opencode", max_steps).assert_outcomes(passed=1)
+    told = ["MAXIMUM STEPS REACHED" in json.dumps(r.body) for r in server.tool_requests()]
+    assert told == [max_steps == 1] * 4

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_agentbench.agents.base import AgentSession, TokenUsage, TrialContext
+from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.cli_base import (
     CliAgent,
     StreamFacts,
@@ -83,12 +83,6 @@ class ClaudeAgent(CliAgent):
     own_options = ("permission_mode", "retries")
     delivery = Places(".claude/CLAUDE.md", ".claude/skills")  # in CLAUDE_CONFIG_DIR
 
-    max_turns: int | None = None  # the current trial's task's max_steps, as --max-turns
-
-    def start(self, ctx: TrialContext) -> AgentSession:
-        self.max_turns = ctx.task.max_steps  # one trial at a time per process
-        return super().start(ctx)
-
     def reads_key_env(self) -> bool:
         return True  # passed on as ANTHROPIC_API_KEY, with or without base_url
 
@@ -126,8 +120,8 @@ class ClaudeAgent(CliAgent):
             argv += ["--effort", self.settings.reasoning]
         if session_id:
             argv += ["--resume", session_id]
-        if self.max_turns is not None:
-            argv += ["--max-turns", str(self.max_turns)]
+        if self.step_limit is not None:
+            argv += ["--max-turns", str(self.step_limit)]
         return [*argv, "--", prompt]
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:

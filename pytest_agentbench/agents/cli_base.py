@@ -160,6 +160,7 @@ class CliAgent(Agent):
     login_hint: str = ""  # the CLI's own login, which a private home never holds
     meterable = True
     own_options: tuple[str, ...] = ()  # --agent-opt keys this adapter adds
+    step_limit: int | None = None  # the current trial's task's max_steps, for CLIs that take one
 
     @classmethod
     def allowed_options(cls) -> tuple[str, ...]:
@@ -372,6 +373,7 @@ class CliAgent(Agent):
         return None
 
     def start(self, ctx: TrialContext) -> AgentSession:
+        self.step_limit = ctx.task.max_steps  # one trial at a time per process
         return CliSession(self, ctx)
 
 

@@ -116,6 +116,8 @@ class OpencodeAgent(CliAgent):
                     "models": {self.settings.model: {"name": self.settings.model}},
                 }
             }
+        if self.step_limit is not None:  # the steps of `opencode run`'s default agent
+            config["agent"] = {"build": {"steps": self.step_limit}}
         return config
 
     def prepare(self, paths: TrialPaths) -> None:
