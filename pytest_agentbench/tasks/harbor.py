@@ -72,11 +72,6 @@ UNSUPPORTED = {
 }
 
 
-def is_harbor_dir(task_dir: Path) -> bool:
-    """A Harbor task holds its instruction beside task.toml."""
-    return (task_dir / INSTRUCTION).is_file()
-
-
 def load_harbor_task(task_dir: Path) -> Task:
     """Load one Harbor task directory; raise TaskError naming the file and the fix."""
     task_dir = Path(os.path.abspath(task_dir))
