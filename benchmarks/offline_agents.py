@@ -11,8 +11,8 @@ trials in every mode:
   repeats (``--repeats`` / ``--runs``) in both;
 - one interpreter: the peer's pinned package runs under this Python (``python -m rerun_bench``
   with its venv's site-packages on ``PYTHONPATH``), so both harnesses and every verifier start
-  the same interpreter with the same site-packages; its own venv starts faster only because it
-  holds nothing, which says nothing about either harness.
+  the same interpreter with the same site-packages (the peer's bare venv would start each
+  verifier faster only because it holds nothing, which says nothing about either harness).
 
 Each run's trials and passes are read back from each harness's own record (our
 ``observations.jsonl``, the peer's ``runs.jsonl``) and must match the plan, task by task, on
