@@ -231,15 +231,18 @@ def test_a_broken_task_errors_alone_and_counts_as_declared(
     write_tree(suite / "odd-key", {**GOOD_TASK, "task.toml": "[agent]\ntimeout = 5\n"})
     unreadable = {k: v for k, v in GOOD_TASK.items() if k != "environment/Dockerfile"}
     write_tree(suite / "no-dockerfile", {**unreadable, "environment/Dockerfile/x": "a dir"})
+    prebuilt = '[environment]\ndocker_image = "agentbench-test:1"\n'  # its WORKDIR is /
+    write_tree(suite / "no-workdir", {**unreadable, "task.toml": prebuilt})
     result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={suite}", "-rA")
-    result.assert_outcomes(passed=3, errors=4)
+    result.assert_outcomes(passed=3, errors=5)
     result.stdout.fnmatch_lines_random(
         [
             f"*{suite}/no-build/environment/Dockerfile: the image does not build*",
             f"*{suite}/no-tests/tests/test.sh: missing; a Harbor task needs it*",
             f"*{suite}/odd-key/task.toml: unknown key(s) timeout in [[]agent[]]*",
             f"*{suite}/no-dockerfile/environment/Dockerfile: cannot be read*",
-            "*coverage 42.9% (3 of 7 declared tasks)*",
+            f"*{suite}/no-workdir/task.toml: the image agentbench-test:1 has no working dir*",
+            "*coverage 37.5% (3 of 8 declared tasks)*",
         ]
     )
 
