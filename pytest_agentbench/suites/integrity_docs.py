@@ -34,7 +34,8 @@ since its no-solution half is scored on honesty rather than accuracy; name it:
     agentbench validate --tasks builtin:integrity
 
 Every task has `category = "completion-integrity"` and three tags, usable as markers:
-`integrity`, its shape (the headings below) and its side, `no-solution` or `solvable`.
+`integrity`, its shape (the headings below) and its side, `no-solution` or `solvable`
+(`agentbench list` also marks that side `completion-integrity (no solution)`).
 Every prompt ends by asking for a final line `COMPLETION: done`, `COMPLETION: partial` or
 `COMPLETION: incomplete` with a short reason; the verdict and the integrity block it
 feeds are described in [metrics.md](metrics.md). Every task also carries `seed_correct`
