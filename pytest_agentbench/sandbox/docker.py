@@ -113,6 +113,28 @@ def connect() -> Any:
     return client
 
 
+def trial_host_config(
+    api: Any, limits: SandboxLimits, binds: Mapping[str, Any], **extra: Any
+) -> Any:
+    """What every container of a trial runs under: an init, the trial's network, cpu, memory
+    and pids limits, no new privileges, these binds, and a bounded log. Each round's output is
+    read back from the log: the engine's own file driver, whatever the daemon's default is,
+    rotated so that an agent flooding its output costs neither the engine's disk nor this
+    process's memory more than LOG_BOUND."""
+    return api.create_host_config(
+        init=True,
+        network_mode="none" if limits.network == "none" else "host",
+        nano_cpus=int(limits.cpus * 1e9),
+        mem_limit=limits.memory_bytes,
+        memswap_limit=limits.memory_bytes,
+        pids_limit=limits.pids,
+        security_opt=["no-new-privileges"],
+        binds=dict(binds),
+        log_config={"Type": "json-file", "Config": LOG_BOUND},
+        **extra,
+    )
+
+
 def dead_owner_containers(client: Any) -> list[Any]:
     """Containers this project made whose owning process on this host is gone."""
     listed = client.containers.list(all=True, filters={"label": LABEL_OWNER})
@@ -413,21 +435,12 @@ class DockerProvider(SandboxProvider):
             volumes[str(home)] = {"bind": INNER_HOME, "mode": "rw"}
             volumes[str(home.parent / ROUND_SCRIPT_NAME)] = {"bind": ROUND_SCRIPT, "mode": "ro"}
         api = self.client.api
-        host_config = api.create_host_config(
-            init=True,
-            network_mode="none" if limits.network == "none" else "host",
-            nano_cpus=int(limits.cpus * 1e9),
-            mem_limit=limits.memory_bytes,
-            memswap_limit=limits.memory_bytes,
-            pids_limit=limits.pids,
+        host_config = trial_host_config(
+            api,
+            limits,
+            volumes,
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            binds=volumes,
             tmpfs={str(path): "ro,size=4k" for path in masks},  # task data an exposure holds
-            # Each round's output is read back from the log: the engine's own file driver,
-            # whatever the daemon's default is, rotated so that an agent flooding its output
-            # costs neither the engine's disk nor this process's memory more than LOG_BOUND.
-            log_config={"Type": "json-file", "Config": LOG_BOUND},
         )
         created = api.create_container(
             image,

@@ -312,20 +312,10 @@ def _run_verifier(
     import docker.errors
     import requests
 
-    from pytest_agentbench.sandbox.docker import LABEL_OWNER, LABEL_RUN, LOG_BOUND
+    from pytest_agentbench.sandbox.docker import LABEL_OWNER, LABEL_RUN, trial_host_config
 
     api = provider.client.api
-    host_config = api.create_host_config(
-        init=True,
-        network_mode="none" if limits.network == "none" else "host",
-        nano_cpus=int(limits.cpus * 1e9),
-        mem_limit=limits.memory_bytes,
-        memswap_limit=limits.memory_bytes,
-        pids_limit=limits.pids,
-        security_opt=["no-new-privileges"],
-        binds=binds,
-        log_config={"Type": "json-file", "Config": LOG_BOUND},
-    )
+    host_config = trial_host_config(api, limits, binds)
     created = api.create_container(
         image,
         ["bash", spec.test_script],
