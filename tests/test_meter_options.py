@@ -105,7 +105,9 @@ def test_a_cli_logged_in_with_an_account_runs_unmetered_and_the_report_says_so(
         == f"unmetered: {why} (an account login is not metered)"
     )
     assert report["metering"]["claude"]["unmetered_reason"].startswith(why)
-    result.stdout.fnmatch_lines([f"meter: claude ran unmetered (1 trials): {why}*"])
+    result.stdout.fnmatch_lines(  # inside the agentbench block, which comes last
+        ["*= agentbench =*", f"meter: claude ran unmetered (1 trial): {why}*", "*= 1 failed in *"]
+    )
 
 
 def test_meter_off_leaves_a_cli_run_without_meter_output(

@@ -51,8 +51,8 @@ def test_divergence_counts_only_trials_where_both_are_known_and_flags_over_one_p
     assert entry["tokens"]["input"] == 4000 and entry["tokens"]["reasoning"] is None
     assert entry["cache_hit_share"] == 500 / 4000
     lines = metering_lines({"codex": entry})
-    assert "  self-report divergence input: +5.00% over 1 trials  <-- over 1%" in lines
-    assert "  1 trials ran unmetered (no API key, or an account login)" in lines
+    assert "  self-report divergence input: +5.00% over 1 trial  <-- over 1%" in lines
+    assert "  1 trial ran unmetered (no API key, or an account login)" in lines
 
 
 def test_side_requests_are_shown_apart_and_left_out_of_the_divergence() -> None:
@@ -78,7 +78,7 @@ def test_a_cli_that_ran_unmetered_gets_one_line_saying_why() -> None:
     )
     assert block["claude"]["unmetered_reason"] == "it authenticates with X, not an API key"
     assert metering_lines(block) == [
-        "meter: claude ran unmetered (1 trials): it authenticates with X, not an API key; "
+        "meter: claude ran unmetered (1 trial): it authenticates with X, not an API key; "
         "its tokens are its own report"
     ]
 

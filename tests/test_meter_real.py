@@ -82,8 +82,8 @@ def test_metered_tokens_equal_what_the_server_served(
     assert entry["divergence"]["input"] == {"value": 0.0, "trials": 1, "flagged": False}
     result.stdout.fnmatch_lines(
         [
-            f"metered {cli}: 1/1 trials, {len(server.requests)} requests; input {served['input']}*",
-            "*self-report divergence input: +0.00% over 1 trials",
+            f"metered {cli}: 1/1 trial, {len(server.requests)} requests; input {served['input']}*",
+            "*self-report divergence input: +0.00% over 1 trial",
         ]
     )
 
@@ -161,7 +161,7 @@ def test_injected_500s_are_retried_and_the_task_still_solved(
     assert obs["status"] == "scored" and obs["first_exact"] is True
     assert obs["metered"]["faults"] >= 1 and obs["metered"]["retried_after_fault"] is True
     assert obs["metered"]["statuses"]["500"] == obs["metered"]["faults"]
-    result.stdout.fnmatch_lines(["*faults: 1 trials met one; retried 1, still solved 1;*"])
+    result.stdout.fnmatch_lines(["*faults: 1 trial met one; retried 1, still solved 1;*"])
 
 
 @pytest.mark.parametrize("injected", [False, True])

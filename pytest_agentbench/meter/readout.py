@@ -12,6 +12,7 @@ import pytest
 
 from pytest_agentbench.meter.records import FIELDS, main_tokens
 from pytest_agentbench.observation import SCORED
+from pytest_agentbench.report.wording import plural
 
 COMPARED = ("input", "cached_input", "output")  # fields every CLI reports about itself
 DIVERGENCE_FLAG = 0.01
@@ -118,7 +119,7 @@ def metering_lines(block: Mapping[str, Any]) -> list[str]:
         if not entry["metered_trials"]:
             why = entry.get("unmetered_reason") or "no API key, or an account login"
             lines.append(
-                f"meter: {name} ran unmetered ({entry['trials']} trials): {why}; "
+                f"meter: {name} ran unmetered ({plural(entry['trials'], 'trial')}): {why}; "
                 "its tokens are its own report"
             )
             continue
@@ -127,12 +128,12 @@ def metering_lines(block: Mapping[str, Any]) -> list[str]:
             f"{field} {'unknown' if tokens[field] is None else tokens[field]}" for field in FIELDS
         )
         lines.append(
-            f"metered {name}: {entry['metered_trials']}/{entry['trials']} trials, "
-            f"{entry['requests']} requests; {shown}"
+            f"metered {name}: {entry['metered_trials']}/{plural(entry['trials'], 'trial')}, "
+            f"{plural(entry['requests'], 'request')}; {shown}"
         )
         if entry["metered_trials"] < entry["trials"]:
             lines.append(
-                f"  {entry['trials'] - entry['metered_trials']} trials ran unmetered "
+                f"  {plural(entry['trials'] - entry['metered_trials'], 'trial')} ran unmetered "
                 f"({entry.get('unmetered_reason') or 'no API key, or an account login'})"
             )
         share = entry["cache_hit_share"]
@@ -146,13 +147,13 @@ def metering_lines(block: Mapping[str, Any]) -> list[str]:
             flag = "  <-- over 1%" if div["flagged"] else ""
             lines.append(
                 f"  self-report divergence {field}: {_pct(div['value'])} "
-                f"over {div['trials']} trials{flag}"
+                f"over {plural(div['trials'], 'trial')}{flag}"
             )
         faults = entry["faults"]
         if faults["faulted_trials"]:
             rate = faults["control_solve_rate"]
             lines.append(
-                f"  faults: {faults['faulted_trials']} trials met one; retried "
+                f"  faults: {plural(faults['faulted_trials'], 'trial')} met one; retried "
                 f"{faults['retried']}, still solved {faults['still_solved']}; in-run control "
                 f"{'unknown' if rate is None else f'{rate:.0%}'} solved of "
                 f"{faults['control_trials']}"
@@ -161,18 +162,9 @@ def metering_lines(block: Mapping[str, Any]) -> list[str]:
 
 
 class MeterReadout:
-    """Adds the `metering` block to the JSON report and prints it after the run."""
-
-    def __init__(self) -> None:
-        self.block: dict[str, Any] | None = None
+    """Adds the `metering` block to the JSON report; the terminal summary prints it within the
+    agentbench block (report/terminal.py)."""
 
     def pytest_agentbench_report_json(self, config: pytest.Config, report: dict[str, Any]) -> None:
         run = report.get("run") or {}
-        self.block = metering_block(report.get("observations") or [], run.get("agent_info"))
-        report["metering"] = self.block
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.block:
-            terminalreporter.write_line("")
-            for line in metering_lines(self.block):
-                terminalreporter.write_line(line)
+        report["metering"] = metering_block(report.get("observations") or [], run.get("agent_info"))

@@ -233,13 +233,17 @@ def render(
     report: dict[str, Any], budget: int | None = None, where: str = "the JSON report"
 ) -> list[str]:
     """Lines for the terminal: every task when `budget` is None, else at most `budget` lines,
-    the table cut first; `where` says where the full table is. The integrity block and the
-    class table follow the run's figures."""
+    the table cut first; `where` says where the full table is. The integrity block, the class
+    table, the metering readout and the arms block follow the run's figures."""
     sections = [
         task_section(report, where),
         Section(head=["", *summary_lines(report), *integrity_lines(report)]),
         Section(head=class_lines(report, where)),
     ]
+    if report.get("metering"):
+        from pytest_agentbench.meter.readout import metering_lines
+
+        sections.append(Section(head=["", *metering_lines(report["metering"])]))
     if report.get("arms"):
         sections.append(arms_section(report["arms"], where))
     return fit(sections, budget)
