@@ -106,6 +106,10 @@ class Configuration:
             settings=self.settings.to_json(),
             sources=self.sources,
         )
+        if self.settings.meter != "off" and "meter" in (self.agent_info or {}):
+            from pytest_agentbench.meter.readout import metering_block
+
+            report["metering"] = metering_block(self.observations, self.agent_info)
         return report
 
 

@@ -5,6 +5,8 @@ before any trial."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -94,11 +96,16 @@ def test_a_cli_logged_in_with_an_account_runs_unmetered_and_the_report_says_so(
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "an-account-login")
     result = pytester.runpytest_subprocess(
         "--agent=claude", f"--agent-opt=bin={fake_claude}", "--tasks=tiny-tasks",
-        "--sandbox=tmp", "--agentbench-json=report.json",
+        "--sandbox=tmp", "--agentbench-json=report.json", "--agentbench-dir=run",
     )  # fmt: skip
     report = json.loads((pytester.path / "report.json").read_text())
     (obs,) = report["observations"]
     assert "metered" not in obs and obs["tokens"]["input"] == 10
+    rebuilt = subprocess.run(
+        [sys.executable, "-m", "pytest_agentbench.cli", "report", "run", "--format", "json"],
+        cwd=pytester.path, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert json.loads(rebuilt.stdout)["metering"] == report["metering"]
     why = "it authenticates with CLAUDE_CODE_OAUTH_TOKEN, not an API key in ANTHROPIC_API_KEY"
     assert (
         report["run"]["agent_info"]["meter"]
