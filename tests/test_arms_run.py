@@ -272,6 +272,19 @@ def test_a_resumed_run_with_arms_reuses_each_arms_trials(pytester: pytest.Pytest
     assert {o["arm"] for o in reused} == set(ARMS)
 
 
+def test_resume_refuses_an_arm_that_now_delivers_other_bytes(pytester: pytest.Pytester) -> None:
+    """A reused trial must have seen what the arm delivers now: one changed byte of its
+    guidance stops the resume before any trial, naming the arm."""
+    args = suite(pytester, 2)
+    pytester.runpytest_subprocess(*MOCK, *args, "--agentbench-dir=run")
+    guidance = pytester.path / "examples" / "arms" / "core.md"
+    guidance.write_text(guidance.read_text() + "\n")
+    again = pytester.runpytest_subprocess(*MOCK, *args, "--agentbench-resume=run")
+    assert again.ret == pytest.ExitCode.USAGE_ERROR
+    again.stderr.fnmatch_lines(["ERROR: --agentbench-resume *: arm core delivers other bytes*"])
+    assert not re.search(r"\d+ (passed|failed)", again.stdout.str())  # no trial ran
+
+
 def test_shards_of_a_run_with_arms_merge_per_arm(pytester: pytest.Pytester) -> None:
     args = suite(pytester)
     for index in (1, 2):
