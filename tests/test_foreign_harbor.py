@@ -4,14 +4,19 @@ graded by the reward its tests/test.sh writes inside a container.
 tests/fixtures/harbor is a small suite in that format, built FROM the local test image (no
 registry is reachable): fix-greeting writes reward.txt and its solve.sh checks that /tests is
 absent while it works; count-lines writes reward.json and sets the [environment], [verifier]
-and [solution] tables; sort-names's image runs as `nobody`, who runs its tests.
+and [solution] tables; sort-names's image runs as `nobody`, who works and runs its tests there;
+add-command's image sets no USER, so its solve.sh works as root (it installs a command in
+/usr/local/bin), as Harbor runs it.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -19,7 +24,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_agentbench.sandbox.limits import SandboxLimits
-from pytest_agentbench.sandbox.task_image import host_values, task_limits
+from pytest_agentbench.sandbox.task_image import BuiltImage, _keep_links, host_values, task_limits
 from pytest_agentbench.tasks.formats import bring_own_images, load_task_dir
 from pytest_agentbench.tasks.model import TaskError
 from pytest_agentbench.tasks.validate import validate
@@ -35,6 +40,7 @@ pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
 SUITE = Path(__file__).parent / "fixtures" / "harbor"
 DOCKER = ("-p", "no:cacheprovider", "--sandbox=docker")
 DISTS = [pytest.param((), id="n0"), pytest.param(("-n", "2"), id="n2")]
+TASKS = ("add-command", "count-lines", "fix-greeting", "sort-names")
 GOOD_TASK = {
     "task.toml": 'version = "1.0"\n[metadata]\nanything = { goes = "here" }\n',
     "instruction.md": "Do it.\n",
@@ -82,6 +88,9 @@ def test_the_fields_map_onto_the_task() -> None:
         ),
         ({"environment/Dockerfile": b"\xff\xfe"}, "environment/Dockerfile", "cannot be read"),
         ({"task.toml": "[agent]\ntimeout_sec = 0\n"}, "task.toml", "must be a positive number"),
+        ({"task.toml": "[agent]\nuser = true\n"}, "task.toml", "[agent] user True: expected"),
+        ({"task.toml": '[verifier]\nuser = "a b"\n'}, "task.toml", "[verifier] user 'a b'"),
+        ({"task.toml": "[verifier]\nuser = -1\n"}, "task.toml", "[verifier] user -1"),
     ],
 )
 def test_malformed_tasks_name_the_file_and_fix(
@@ -93,6 +102,87 @@ def test_malformed_tasks_name_the_file_and_fix(
     with pytest.raises(TaskError, match="^" + str(task_dir / culprit)) as raised:
         load_task_dir(task_dir)
     assert message in str(raised.value)
+
+
+def test_agent_and_verifier_users_are_kept_as_docker_takes_them(tmp_path: Path) -> None:
+    users = '[agent]\nuser = "builder:staff"\n[verifier]\nuser = 65534\n'
+    write_tree(tmp_path / "t", {**GOOD_TASK, "task.toml": users})
+    spec = load_task_dir(tmp_path / "t").container
+    assert spec is not None and (spec.agent_user, spec.verifier_user) == ("builder:staff", "65534")
+    default = load_task_dir(SUITE / "sort-names").container
+    assert default is not None and (default.agent_user, default.verifier_user) == ("", "")
+
+
+PASSWD = "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534::/:/usr/sbin/nologin\nbad\n"
+GROUP = "root:x:0:\nstaff:x:50:\nnogroup:x:65534:\n"
+
+
+@pytest.mark.parametrize(
+    ("user", "image_user", "ids"),
+    [
+        ("", "", (0, 0)),
+        ("", "nobody", (65534, 65534)),
+        ("nobody", "", (65534, 65534)),
+        ("nobody:staff", "", (65534, 50)),
+        ("1000", "nobody", (1000, 0)),
+        ("65534:7", "", (65534, 7)),
+    ],
+)
+def test_a_user_resolves_to_ids_as_the_engine_does(
+    user: str, image_user: str, ids: tuple[int, int]
+) -> None:
+    built = BuiltImage("t:1", "/app", image_user, Path("/nonexistent"), PASSWD, GROUP)
+    assert built.ids(user, "task.toml: [agent] user") == ids
+
+
+def test_an_unknown_user_or_group_names_where_it_was_set() -> None:
+    built = BuiltImage("t:1", "/app", "", Path("/nonexistent"), PASSWD, GROUP)
+    with pytest.raises(TaskError, match=r"^task.toml: \[agent\] user: user 'builder' is not in"):
+        built.ids("builder", "task.toml: [agent] user")
+    with pytest.raises(
+        TaskError, match=r"^Dockerfile: USER: group 'wheel' is not in the image t:1"
+    ):
+        built.ids("nobody:wheel", "Dockerfile: USER")
+
+
+def _archive(*members: tuple[tarfile.TarInfo, bytes]) -> tarfile.TarFile:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for info, data in members:
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    buffer.seek(0)
+    return tarfile.open(fileobj=buffer)
+
+
+def _entry(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.mode = kind, link, 0o644
+    return info
+
+
+def test_a_workspace_copied_out_keeps_symlinks_and_never_writes_through_them(
+    tmp_path: Path,
+) -> None:
+    """An agent's venv links python to /usr/bin; a FIFO it left is skipped; but no member may
+    land outside the copy, through a link or otherwise."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dest = tmp_path / "copy"
+    good = _archive(
+        (_entry("app", tarfile.DIRTYPE), b""),
+        (_entry("app/python", tarfile.SYMTYPE, "/usr/bin/python3"), b""),
+        (_entry("app/up", tarfile.SYMTYPE, "../../outside"), b""),
+        (_entry("app/pipe", tarfile.FIFOTYPE), b""),
+        (_entry("app/a.txt"), b"a"),
+    )
+    good.extractall(dest, filter=_keep_links)
+    assert os.readlink(dest / "app" / "python") == "/usr/bin/python3"
+    assert sorted(p.name for p in (dest / "app").iterdir()) == ["a.txt", "python", "up"]
+    through = _archive((_entry("app/up/planted"), b"x"))
+    with pytest.raises(tarfile.OutsideDestinationError):
+        through.extractall(dest, filter=_keep_links)
+    assert list(outside.iterdir()) == []
 
 
 def test_a_task_without_its_instruction_is_named_by_its_keys(tmp_path: Path) -> None:
@@ -133,7 +223,7 @@ def test_other_sandboxes_refuse_each_harbor_task(pytester: pytest.Pytester) -> N
     result = pytester.runpytest_subprocess(
         "--agent=oracle", "--sandbox=tmp", f"--tasks={SUITE}", "-p", "no:cacheprovider"
     )
-    result.assert_outcomes(errors=3)
+    result.assert_outcomes(errors=4)
     result.stdout.fnmatch_lines(
         ["*fix-greeting: a Harbor task runs in the image * run it with --sandbox=docker*"]
     )
@@ -143,7 +233,12 @@ def test_list_names_the_tasks() -> None:
     argv = ["agentbench", "list", f"--tasks={SUITE}"]
     listed = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     rows = [line.split("\t")[:2] for line in listed.splitlines() if not line.startswith("#")]
-    assert rows == [["count-lines", "data"], ["fix-greeting", "debugging"], ["sort-names", "text"]]
+    assert rows == [
+        ["add-command", "system"],
+        ["count-lines", "data"],
+        ["fix-greeting", "debugging"],
+        ["sort-names", "text"],
+    ]
 
 
 def _rewards(run_root: Path) -> dict[str, float | None]:
@@ -157,8 +252,8 @@ def _rewards(run_root: Path) -> dict[str, float | None]:
 def test_the_oracle_passes_every_task(pytester: pytest.Pytester, dist: tuple[str, ...]) -> None:
     skip_unless_sandbox("docker")
     result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={SUITE}", *dist)
-    result.assert_outcomes(passed=3)
-    assert _rewards(pytester.path) == {"count-lines": 1.0, "fix-greeting": 1.0, "sort-names": 1.0}
+    result.assert_outcomes(passed=4)
+    assert _rewards(pytester.path) == dict.fromkeys(TASKS, 1.0)
 
 
 @pytest.mark.real
@@ -166,27 +261,50 @@ def test_the_mock_reaches_the_reference_as_the_oracle_does(pytester: pytest.Pyte
     skip_unless_sandbox("docker")
     mock = ("--agent=mock", "--agent-opt=pass_prob=1")
     result = pytester.runpytest_subprocess(*mock, *DOCKER, f"--tasks={SUITE}")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 @pytest.mark.real
 def test_nop_fails_every_task_on_its_reward(pytester: pytest.Pytester) -> None:
     skip_unless_sandbox("docker")
     result = pytester.runpytest_subprocess("--agent=nop", *DOCKER, f"--tasks={SUITE}", "-rA")
-    result.assert_outcomes(failed=3)
+    result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines_random(
         [
+            "FAILED add-command::r0 - reward 0 (/logs/verifier/reward.txt)",
             "FAILED count-lines::r0 - reward 0 (/logs/verifier/reward.json)",
             "FAILED fix-greeting::r0 - reward 0 (/logs/verifier/reward.txt)",
             "FAILED sort-names::r0 - reward 0 (/logs/verifier/reward.txt)",
         ]
     )
-    assert _rewards(pytester.path) == {"count-lines": 0.0, "fix-greeting": 0.0, "sort-names": 0.0}
+    assert _rewards(pytester.path) == dict.fromkeys(TASKS, 0.0)
     (run,) = (pytester.path / ".agentbench" / "runs").iterdir()
     trials = run / "trials"
     verifier = (trials / "count-lines-r0" / "verifier.txt").read_text()
     assert verifier == "reward 0 (/logs/verifier/reward.json)\ncount.txt holds: missing\n"
     assert "verifier user: nobody\n" in (trials / "sort-names-r0" / "verifier.txt").read_text()
+
+
+@pytest.mark.real
+def test_what_the_agent_writes_as_root_comes_back_as_the_runners(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """solve.sh, as root, leaves a file only root may read in the workspace: the kept copy is
+    this user's and readable, and nothing of the trial is left in the temp dir that this user
+    could not remove (CI runs this as an ordinary user too)."""
+    skip_unless_sandbox("docker")
+    scratch = pytester.path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    result = pytester.runpytest_subprocess(
+        "--agent=oracle", *DOCKER, f"--tasks={SUITE}", "-k", "add-command", "--agentbench-keep=all"
+    )
+    result.assert_outcomes(passed=1)
+    (run,) = (pytester.path / ".agentbench" / "runs").iterdir()
+    kept = run / "trials" / "add-command-r0" / "workspace" / "installed-by.txt"
+    assert kept.read_text() == "root\n"
+    assert kept.stat().st_uid == os.getuid()
+    assert [p for p in scratch.rglob("*") if p.lstat().st_uid != os.getuid()] == []
 
 
 @pytest.mark.real
@@ -234,7 +352,7 @@ def test_a_broken_task_errors_alone_and_counts_as_declared(
     prebuilt = '[environment]\ndocker_image = "agentbench-test:1"\n'  # its WORKDIR is /
     write_tree(suite / "no-workdir", {**unreadable, "task.toml": prebuilt})
     result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={suite}", "-rA")
-    result.assert_outcomes(passed=3, errors=5)
+    result.assert_outcomes(passed=4, errors=5)
     result.stdout.fnmatch_lines_random(
         [
             f"*{suite}/no-build/environment/Dockerfile: the image does not build*",
@@ -242,7 +360,7 @@ def test_a_broken_task_errors_alone_and_counts_as_declared(
             f"*{suite}/odd-key/task.toml: unknown key(s) timeout in [[]agent[]]*",
             f"*{suite}/no-dockerfile/environment/Dockerfile: cannot be read*",
             f"*{suite}/no-workdir/task.toml: the image agentbench-test:1 has no working dir*",
-            "*coverage 37.5% (3 of 8 declared tasks)*",
+            "*coverage 44.4% (4 of 9 declared tasks)*",
         ]
     )
 
@@ -258,19 +376,17 @@ def test_validate_fails_the_pristine_tree_and_passes_the_solution(tmp_path: Path
     )
     problems = {v.task_id: v.problems for v in validate((str(suite),), tmp_path)}
     assert problems == {
+        "add-command": [],
         "count-lines": ["the reference result fails: reward 0 (/logs/verifier/reward.json)"],
         "fix-greeting": ["the pristine workspace passes: the task tests nothing"],
         "sort-names": [],
     }
-    assert {v.task_id: v.problems for v in validate((str(SUITE),), SUITE)} == {
-        "count-lines": [],
-        "fix-greeting": [],
-        "sort-names": [],
-    }
+    fine = validate((str(SUITE),), SUITE)
+    assert {v.task_id: v.problems for v in fine} == {task: [] for task in TASKS}
 
 
 @pytest.mark.real
-@pytest.mark.parametrize("cli", ["codex", "claude"])
+@pytest.mark.parametrize("cli", ["codex", "claude", "opencode"])
 def test_a_real_cli_works_in_the_image_and_never_sees_the_tests(
     pytester: pytest.Pytester,
     agentbench_model_server: ServerFactory,
@@ -300,7 +416,7 @@ def test_a_real_cli_works_in_the_image_and_never_sees_the_tests(
         f"--agent-opt=bin={find_cli(cli)}",
         f"--agent-opt=base_url={base_url}",
         "--agent-opt=api_key_env=AGENTBENCH_TEST_KEY",
-        "--agent-opt=retries=0",
+        *(() if cli == "opencode" else ("--agent-opt=retries=0",)),  # opencode has none
         timeout=120,
     )
     result.assert_outcomes(passed=1)

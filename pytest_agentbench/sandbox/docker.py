@@ -167,15 +167,16 @@ def _tar_dirs(dirs: Mapping[str, Path], uid: int, gid: int) -> bytes:
     return buffer.getvalue()
 
 
-def _replace_from_tar(chunks: Any, host_dir: Path) -> None:
-    """Make host_dir hold exactly the tree of a get_archive stream (whose top is the dir)."""
+def _replace_from_tar(chunks: Any, host_dir: Path, member_filter: Any = "data") -> None:
+    """Make host_dir hold exactly the tree of a get_archive stream (whose top is the dir),
+    extracted through tarfile's member_filter."""
     with tempfile.TemporaryDirectory(dir=host_dir.parent) as scratch:
         with tempfile.TemporaryFile(dir=scratch) as data:  # on disk: memory stays flat
             for chunk in chunks:
                 data.write(chunk)
             data.seek(0)
             with tarfile.open(fileobj=data) as archive:
-                archive.extractall(scratch, filter="data")
+                archive.extractall(scratch, filter=member_filter)
         (extracted,) = Path(scratch).iterdir()
         fdtree.remove_tree(str(host_dir))
         extracted.rename(host_dir)
@@ -254,17 +255,10 @@ class DockerSandbox(Sandbox):
     ) -> ProcessResult:
         start = time.monotonic()
         provider = self.provider
-        copying = not provider.bind_mounts
         self.script.write_text(round_script(argv, env, cwd or self.inner_workspace))
         exit_code: int | None = None
         try:
-            # The adapter may have written new files (its config, the prompt) into home.
-            if copying:
-                files = {INNER_HOME: self.home, ROUND_SCRIPT: self.script}
-                self.container.put_archive("/", provider.tar(files))
-            else:
-                provider.give_to_agent(self.home)
-                provider.give_to_agent(self.script)
+            self._hand_over()
             self.container.start()
             exit_code = self._wait(timeout - (time.monotonic() - start))
         except BaseException:
@@ -276,10 +270,26 @@ class DockerSandbox(Sandbox):
             since = _daemon_time(state["StartedAt"])
         self.rounds += 1
         out, err = self._output(since)
-        if copying:
+        self._take_back()
+        return ProcessResult(exit_code, exit_code is None, time.monotonic() - start, out, err)
+
+    def _hand_over(self) -> None:
+        """Before a round: the adapter may have written new files (its config, the prompt)
+        into home, and the round script is new."""
+        provider = self.provider
+        if provider.bind_mounts:
+            provider.give_to_agent(self.home)
+            provider.give_to_agent(self.script)
+        else:
+            files = {INNER_HOME: self.home, ROUND_SCRIPT: self.script}
+            self.container.put_archive("/", provider.tar(files))
+
+    def _take_back(self) -> None:
+        """After a round: the host's workspace and home hold what the round left (bind mounts
+        already do)."""
+        if not self.provider.bind_mounts:
             _replace_from_tar(self.container.get_archive(self.inner_workspace)[0], self.workspace)
             _replace_from_tar(self.container.get_archive(INNER_HOME)[0], self.home)
-        return ProcessResult(exit_code, exit_code is None, time.monotonic() - start, out, err)
 
     def close(self) -> None:
         _SANDBOXES.pop(self.workspace, None)
@@ -423,11 +433,7 @@ class DockerProvider(SandboxProvider):
         and the round script; limits: the run's unless given."""
         limits = limits or self.limits
         workspace, home = root / "workspace", root / "home"
-        volumes = {
-            host: {"bind": inner, "mode": "ro"} for host, inner in self.program_mounts.items()
-        }
-        volumes.update({str(p): {"bind": str(p), "mode": "ro"} for p in self.exposed})
-        masks = [p for p in self.masked if any(within(p, root) for root in self.exposed)]
+        volumes, masks = self.shared_mounts()
         if self.bind_mounts:
             self.give_to_agent(workspace)
             self.give_to_agent(home)
@@ -440,7 +446,7 @@ class DockerProvider(SandboxProvider):
             limits,
             volumes,
             cap_drop=["ALL"],
-            tmpfs={str(path): "ro,size=4k" for path in masks},  # task data an exposure holds
+            tmpfs=masks,
         )
         created = api.create_container(
             image,
@@ -452,16 +458,31 @@ class DockerProvider(SandboxProvider):
             # verifier runs on one) then holds no volume that would hide its files.
             host_config=host_config,
         )
-        # A handle by id: the SDK's containers.create would inspect the new container, one
-        # more engine round trip per trial for attributes nothing here reads.
-        container = self.client.containers.prepare_model({"Id": created["Id"]})
-        self.live[container.id] = container
+        container = self.track(created)
         if not self.bind_mounts:
             try:
                 container.put_archive("/", self.tar({inner_workspace: workspace, INNER_HOME: home}))
             except BaseException:
                 self.remove(container)
                 raise
+        return container
+
+    def shared_mounts(self) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+        """What every trial container mounts: the host-installed CLIs and exposed paths
+        read-only (binds), and an empty read-only tmpfs over task data an exposure holds."""
+        volumes = {
+            host: {"bind": inner, "mode": "ro"} for host, inner in self.program_mounts.items()
+        }
+        volumes.update({str(p): {"bind": str(p), "mode": "ro"} for p in self.exposed})
+        masks = [p for p in self.masked if any(within(p, root) for root in self.exposed)]
+        return volumes, {str(path): "ro,size=4k" for path in masks}
+
+    def track(self, created: Mapping[str, Any]) -> Any:
+        """A handle on a container just created (by id: the SDK's containers.create would
+        inspect it, one more engine round trip for attributes nothing here reads), removed at
+        the latest when this process exits."""
+        container = self.client.containers.prepare_model({"Id": created["Id"]})
+        self.live[container.id] = container
         return container
 
     def remove(self, container: Any) -> None:

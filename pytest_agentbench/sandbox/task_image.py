@@ -1,24 +1,30 @@
 """Tasks that bring their own image (Harbor): the image built once per content of the task's
 environment/, its working directory as the trial's workspace, and the task's verifier and
-solution run in containers.
+solution run in containers, as Harbor runs them.
 
-The agent's container bind-mounts a copy of the image's working directory at that directory,
-so the host sees the workspace as for every other task. The verifier never runs in the agent's
+The agent and solve.sh run as the image's USER (root when the Dockerfile sets none) or as the
+task's [agent] user, with the engine's default capabilities but no new privileges, and the
+trial's limits. The working directory stays inside the container, with the owners and modes the
+image gave it: nothing the agent writes (as root, say) lands in a host directory. After each
+round the host's copy of the workspace and of the agent's home is refreshed from the stopped
+container (owned by whoever runs the harness). The verifier never runs in the agent's
 container: once the agent's round has ended (the container stopped with every process in it),
-the container is committed to a snapshot, and a fresh container from the snapshot gets a copy
-of the final workspace, a copy of tests/ at /tests and an empty /logs/verifier; ``bash
-/tests/test.sh`` runs there as the image's user, and the reward it leaves decides the trial.
+the container is committed to a snapshot, and a fresh container from the snapshot gets tests/
+at /tests and an empty /logs/verifier; ``bash /tests/test.sh`` runs there as the image's USER
+or the task's [verifier] user, and the reward it leaves, copied out, decides the trial.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import json
 import math
 import os
 import re
 import shutil
+import tarfile
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -30,17 +36,30 @@ from pytest_agentbench import fdtree
 from pytest_agentbench.filework import remove_later
 from pytest_agentbench.grading import VERIFIER_OUTPUT_LIMIT, Grade
 from pytest_agentbench.sandbox.base import ProcessResult, make_trial_root
+from pytest_agentbench.sandbox.docker import (
+    INNER_HOME,
+    LABEL_OWNER,
+    LABEL_RUN,
+    LABEL_TRIAL,
+    ROUND_SCRIPT,
+    ROUND_SCRIPT_NAME,
+    DockerSandbox,
+    _replace_from_tar,
+    _tar_dirs,
+    trial_host_config,
+)
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.tasks.model import ContainerSpec, DirTree, Task, TaskError
 
 if TYPE_CHECKING:
-    from pytest_agentbench.sandbox.docker import DockerProvider, DockerSandbox
+    from pytest_agentbench.sandbox.docker import DockerProvider
 
 IMAGE_REPOSITORY = "agentbench-task"  # built images: agentbench-task:env-<content hash>
 TESTS_DIR = "/tests"
 SOLUTION_DIR = "/solution"
 REWARD_DIR = "/logs/verifier"
 REWARD_FILES = ("reward.txt", "reward.json")  # read in this order, as Harbor's docs say
+LOGS_DIR = "/logs"  # an empty tmpfs while the agent works: nothing it leaves there is graded
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,30 @@ class BuiltImage:
     workdir: str
     user: str
     tree_root: Path
+    passwd: str = ""  # the image's /etc/passwd and /etc/group, to resolve a user's ids
+    group: str = ""
+
+    def ids(self, user: str, where: str) -> tuple[int, int]:
+        """(uid, gid) of user ("name", "uid", "name:group"; "" for the image's USER) as the
+        engine resolves it in this image; an unknown name is a TaskError naming where it was
+        set."""
+        who, _, group = (user or self.user or "0").partition(":")
+        accounts = {r[0]: (int(r[2]), int(r[3])) for r in _rows(self.passwd, 4)}
+        if who.isdigit():
+            uid = int(who)
+            gid = next((g for u, g in accounts.values() if u == uid), 0)
+        elif who in accounts:
+            uid, gid = accounts[who]
+        else:
+            raise TaskError(f"{where}: user {who!r} is not in the image {self.tag}'s /etc/passwd")
+        if group:
+            groups = {r[0]: int(r[2]) for r in _rows(self.group, 3)}
+            if not group.isdigit() and group not in groups:
+                raise TaskError(
+                    f"{where}: group {group!r} is not in the image {self.tag}'s /etc/group"
+                )
+            gid = int(group) if group.isdigit() else groups[group]
+        return uid, gid
 
     @cached_property
     def tree(self) -> DirTree:
@@ -104,7 +147,14 @@ def _prepare(spec: ContainerSpec, client: Any) -> BuiltImage:
             f"{where}: the image {tag} has no working directory; the task's workspace is the "
             "image's WORKDIR (add `WORKDIR /app` to the Dockerfile)"
         )
-    return BuiltImage(tag, workdir, config.get("User") or "", _copy_workdir(client, tag, workdir))
+    tree_root, passwd, group = _copy_out(client, tag, workdir)
+    return BuiltImage(tag, workdir, config.get("User") or "", tree_root, passwd, group)
+
+
+def _rows(table: str, fields: int) -> list[list[str]]:
+    """The rows of /etc/passwd or /etc/group with at least `fields` fields and numeric ids."""
+    rows = [line.split(":") for line in table.splitlines()]
+    return [r for r in rows if len(r) >= fields and all(f.isdigit() for f in r[2:fields])]
 
 
 def _image_config(client: Any, tag: str) -> dict[str, Any] | None:
@@ -149,10 +199,9 @@ def _build(client: Any, spec: ContainerSpec, tag: str, dockerfile: Path) -> None
         ) from None
 
 
-def _copy_workdir(client: Any, tag: str, workdir: str) -> Path:
-    """A host copy of the image's working directory, made once per process."""
-    from pytest_agentbench.sandbox.docker import _replace_from_tar
-
+def _copy_out(client: Any, tag: str, workdir: str) -> tuple[Path, str, str]:
+    """A host copy of the image's working directory, and its /etc/passwd and /etc/group, made
+    once per process."""
     scratch = Path(tempfile.mkdtemp(prefix="agentbench-image-", dir=owned_dir()))
     atexit.register(shutil.rmtree, scratch, True)
     created = client.api.create_container(tag, ["true"], labels={"io.agentbench.copy": "1"})
@@ -166,40 +215,118 @@ def _copy_workdir(client: Any, tag: str, workdir: str) -> Path:
                 f"the image {tag}: its working directory {workdir} cannot be copied out safely "
                 f"({exc}); keep absolute symlinks and special files out of it"
             ) from None
+        passwd, group = (_read_text(client.api, created["Id"], f"/etc/{n}") for n in NAMES)
     finally:
         client.api.remove_container(created["Id"], force=True)
-    return target
+    return target, passwd, group
+
+
+NAMES = ("passwd", "group")
+
+
+def _read_text(api: Any, container_id: str, path: str) -> str:
+    """A small text file of a container ("" when it has none)."""
+    import docker.errors
+
+    try:
+        stream, _ = api.get_archive(container_id, path)
+    except docker.errors.NotFound:
+        return ""
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+        member = archive.next()
+        handle = archive.extractfile(member) if member is not None else None
+        return handle.read().decode("utf-8", "replace") if handle is not None else ""
+
+
+def _keep_links(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """tarfile's data filter for a workspace the agent left, except that a symlink is kept
+    wherever it points (a virtualenv's python -> /usr/bin/python3; nothing is extracted through
+    it, since every member's real path must stay inside) and a special file (a FIFO) is left
+    out instead of failing the round."""
+    if member.isfifo() or member.isdev():
+        return None
+    if not member.issym():
+        return tarfile.data_filter(member, dest)
+    checked = tarfile.data_filter(member.replace(linkname=".", deep=False), dest)
+    return checked.replace(linkname=member.linkname, deep=False)
+
+
+class ImageSandbox(DockerSandbox):
+    """A Harbor trial's container: the workspace lives in it as the image made it, the agent's
+    home and solution/ are copied in owned by the agent's user, and the host's copies are
+    refreshed from the container after each round."""
+
+    def __init__(
+        self,
+        provider: DockerProvider,
+        root: Path,
+        container: Any,
+        built: BuiltImage,
+        agent_ids: tuple[int, int],
+    ) -> None:
+        super().__init__(provider, root, container, inner_workspace=built.workdir)
+        self.agent_ids = agent_ids
+
+    def _hand_over(self) -> None:
+        self.script.chmod(0o644)  # bind-mounted read-only; whoever the agent is reads it
+        self.put({INNER_HOME: self.home})
+
+    def _take_back(self) -> None:
+        for inner, host in ((self.inner_workspace, self.workspace), (INNER_HOME, self.home)):
+            _replace_from_tar(self.container.get_archive(inner)[0], host, _keep_links)
+
+    def put(self, dirs: dict[str, Path]) -> None:
+        """Copy host directories into the container at these paths, owned by the agent."""
+        self.container.put_archive("/", _tar_dirs(dirs, *self.agent_ids))
 
 
 def create_sandbox(provider: DockerProvider, task: Task, trial_id: str) -> DockerSandbox:
-    """A trial's sandbox on the task's own image: a copy of its working directory, mounted at
-    that directory, with the task's cpus, memory and internet access."""
-    from pytest_agentbench.sandbox.docker import ROUND_SCRIPT_NAME, DockerSandbox
-
+    """A trial's sandbox on the task's own image, run as its agent user, with the task's cpus,
+    memory and internet access; the host keeps a copy of the working directory."""
     spec = task.container
     assert spec is not None
     if not provider.bind_mounts:
         raise TaskError(
-            f"{task.source}: a Harbor task needs a Docker engine on this machine (its workspace "
-            "is mounted from here); unset DOCKER_HOST or point it at a local engine"
+            f"{task.source}: a Harbor task needs a Docker engine on this machine (the agent's "
+            "round script and CLI are mounted from here); unset DOCKER_HOST or point it at a "
+            "local engine"
         )
     built = built_image(spec, provider.client)
+    agent_ids = built.ids(spec.agent_user, _where_set(spec, spec.agent_user, "agent"))
     root = make_trial_root(trial_id)
     try:
         fdtree.copy_tree(str(built.tree_root), str(root / "workspace"))
         (root / "home").mkdir()
         (root / ROUND_SCRIPT_NAME).touch()
-        container = provider.create_container(
-            built.tag,
-            trial_id,
-            root,
-            inner_workspace=built.workdir,
-            limits=task_limits(provider, spec),
+        volumes, tmpfs = provider.shared_mounts()
+        volumes[str(root / ROUND_SCRIPT_NAME)] = {"bind": ROUND_SCRIPT, "mode": "ro"}
+        api = provider.client.api
+        host_config = trial_host_config(
+            api,
+            task_limits(provider, spec),
+            volumes,
+            tmpfs={**tmpfs, LOGS_DIR: "size=64m,mode=1777"},
         )
+        created = api.create_container(
+            built.tag,
+            ["/bin/sh", ROUND_SCRIPT],
+            user=spec.agent_user or built.user or "0",
+            working_dir=built.workdir,
+            labels={LABEL_OWNER: provider.owner, LABEL_RUN: provider.run_id, LABEL_TRIAL: trial_id},
+            host_config=host_config,
+        )
+        container = provider.track(created)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
-    return DockerSandbox(provider, root, container, inner_workspace=built.workdir)
+    return ImageSandbox(provider, root, container, built, agent_ids)
+
+
+def _where_set(spec: ContainerSpec, user: str, phase: str) -> str:
+    """Where the user of the agent or verifier phase is set: task.toml, else the Dockerfile."""
+    if user:
+        return f"{spec.context.parent / 'task.toml'}: [{phase}] user"
+    return f"{spec.context / 'Dockerfile'}: USER"
 
 
 def task_limits(provider: DockerProvider, spec: ContainerSpec) -> Any:
@@ -218,7 +345,8 @@ def run_solution(sandbox: DockerSandbox, task: Task, timeout: float) -> ProcessR
     directory as the agent would run a command."""
     spec = task.container
     assert spec is not None and spec.solution is not None
-    sandbox.container.put_archive("/", sandbox.provider.tar({SOLUTION_DIR: spec.solution}))
+    assert isinstance(sandbox, ImageSandbox)
+    sandbox.put({SOLUTION_DIR: spec.solution})
     env = {"HOME": sandbox.inner_home, **host_values(spec, spec.solution_env, "solution")}
     return sandbox.run(["bash", spec.solve_script], env=env, timeout=timeout)
 
@@ -254,19 +382,9 @@ def verify(sandbox: DockerSandbox, task: Task) -> Grade:
     snapshot = sandbox.container.commit(conf={"Labels": {"io.agentbench.snapshot": "1"}})
     scratch = Path(tempfile.mkdtemp(prefix="agentbench-verify-", dir=owned_dir()))
     try:
-        workspace, tests, logs = scratch / "workspace", scratch / "tests", scratch / "logs"
-        fdtree.copy_tree(str(sandbox.workspace), str(workspace))
-        shutil.copytree(spec.tests, tests, symlinks=True)
+        logs = scratch / "logs"
         logs.mkdir()
-        for copy in (workspace, tests, logs):
-            _open_to_all(copy)  # the image's user, who runs the tests, may be anyone
-        limits = task_limits(provider, spec)
-        binds = {
-            str(workspace): {"bind": built.workdir, "mode": "rw"},
-            str(tests): {"bind": TESTS_DIR, "mode": "rw"},
-            str(logs): {"bind": REWARD_DIR, "mode": "rw"},
-        }
-        exit_code, output = _run_verifier(provider, snapshot.id, built, spec, binds, limits, task)
+        exit_code, output = _run_verifier(provider, snapshot.id, built, spec, task, logs)
         reward, where = read_reward(logs)
     finally:
         with contextlib.suppress(Exception):
@@ -285,50 +403,38 @@ def verify(sandbox: DockerSandbox, task: Task) -> Grade:
     )
 
 
-def _open_to_all(root: Path) -> None:
-    """Let every user read and write a scratch copy (its modes are never graded)."""
-    os.chmod(root, 0o777)
-    for dirpath, dirnames, filenames in os.walk(root):  # symlinks are neither followed nor changed
-        for name in dirnames:
-            path = os.path.join(dirpath, name)
-            if not os.path.islink(path):
-                os.chmod(path, 0o777)
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.lstat(path).st_mode | 0o666)
-
-
 def _run_verifier(
     provider: DockerProvider,
     image: str,
     built: BuiltImage,
     spec: ContainerSpec,
-    binds: dict[str, dict[str, str]],
-    limits: Any,
     task: Task,
+    logs: Path,
 ) -> tuple[int | None, str]:
-    """(exit code or None at the deadline, the output's tail) of bash /tests/test.sh."""
+    """(exit code or None at the deadline, the output's tail) of bash /tests/test.sh, run as
+    the verifier's user with tests/ at /tests and an empty /logs/verifier it may write; the
+    reward files it leaves there are copied to logs."""
     import docker.errors
     import requests
 
-    from pytest_agentbench.sandbox.docker import LABEL_OWNER, LABEL_RUN, trial_host_config
-
     api = provider.client.api
-    host_config = trial_host_config(api, limits, binds)
+    ids = built.ids(spec.verifier_user, _where_set(spec, spec.verifier_user, "verifier"))
     created = api.create_container(
         image,
         ["bash", spec.test_script],
-        user=built.user or "0",
+        user=spec.verifier_user or built.user or "0",
         working_dir=built.workdir,
         environment=host_values(spec, spec.verifier_env, "verifier"),
         labels={LABEL_OWNER: provider.owner, LABEL_RUN: provider.run_id},
-        host_config=host_config,
+        host_config=trial_host_config(api, task_limits(provider, spec), {}),
     )
-    container = provider.client.containers.prepare_model({"Id": created["Id"]})
-    provider.live[container.id] = container
+    container = provider.track(created)
     timeout = task.verify_timeout or task.timeout
     try:
+        empty = logs / "empty"
+        empty.mkdir(mode=0o777)
+        empty.chmod(0o777)  # as Harbor leaves it: writable by any verifier user
+        container.put_archive("/", _tar_dirs({TESTS_DIR: spec.tests, REWARD_DIR: empty}, *ids))
         container.start()
         try:
             exit_code: int | None = int(api.wait(container.id, timeout=timeout)["StatusCode"])
@@ -337,6 +443,10 @@ def _run_verifier(
                 api.kill(container.id)
             exit_code = None
         output = api.logs(container.id, stdout=True, stderr=True)[-VERIFIER_OUTPUT_LIMIT:]
+        for name in REWARD_FILES:
+            with contextlib.suppress(docker.errors.NotFound, tarfile.TarError):
+                stream, _ = api.get_archive(container.id, f"{REWARD_DIR}/{name}")
+                _replace_from_tar(stream, logs / name)
     finally:
         provider.remove(container)
     text = output.decode("utf-8", "replace")

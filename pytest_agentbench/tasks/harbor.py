@@ -6,8 +6,10 @@ environment/), and only under --sandbox=docker. Its workspace is the image's wor
 Once the agent's processes are gone, tests/ is copied to /tests and ``bash /tests/test.sh``
 runs from the working directory; the trial is exact when the reward it writes to
 /logs/verifier/reward.txt (or the ``reward`` of reward.json) is 1. The oracle copies solution/
-to /solution and runs solve.sh there. [metadata] is free form; [verifier] and [agent] timeouts
-and [environment] cpus, memory and internet access are honoured.
+to /solution and runs solve.sh there. The agent, solve.sh and the tests run as Harbor runs
+them: as the image's USER (root when the Dockerfile sets none), or as [agent] / [verifier] user.
+[metadata] is free form; [verifier] and [agent] timeouts and [environment] cpus, memory and
+internet access are honoured.
 """
 
 from __future__ import annotations
@@ -64,8 +66,6 @@ UNSUPPORTED = {
     ("environment", "healthcheck"): "this harness runs no health check",
     ("environment", "skills_dir"): "arms deliver skills here (docs/arms.md)",
     ("environment", "env"): "the task's container gets no host variables",
-    ("verifier", "user"): "the verifier runs as the image's user",
-    ("agent", "user"): "the agent runs as the sandbox's unprivileged user",
     ("verifier", "allowed_hosts"): "the network is on or off, never filtered",
     ("agent", "allowed_hosts"): "the network is on or off, never filtered",
     ("environment", "allowed_hosts"): "the network is on or off, never filtered",
@@ -132,6 +132,8 @@ def load_harbor_task(task_dir: Path) -> Task:
         memory_bytes=_memory(env, toml_path),
         network=network,
         content_hash=_tree_hash(task_dir),
+        agent_user=_user(sections["agent"], "agent", toml_path),
+        verifier_user=_user(sections["verifier"], "verifier", toml_path),
     )
     return Task(
         id=task_dir.name,
@@ -220,6 +222,31 @@ def _memory(env: dict[str, Any], toml_path: Path) -> int | None:
             f"{toml_path}: [environment] memory {text!r}: expected a size such as 2G or 512M "
             "(or write memory_mb)"
         ) from None
+
+
+def _user(table: dict[str, Any], name: str, toml_path: Path) -> str:
+    """[agent] or [verifier] user: a user name or uid as docker takes it ("name", "uid",
+    "name:group"); "" when absent, for the image's USER."""
+    user = table.get("user")
+    if user is None:
+        return ""
+    text = str(user)
+    who, colon, group = text.partition(":")
+    well_formed = (
+        isinstance(user, str | int)
+        and not isinstance(user, bool)
+        and who
+        and not text.startswith("-")
+        and not (colon and not group)
+        and ":" not in group
+        and not any(c.isspace() for c in text)
+    )
+    if well_formed:
+        return text
+    raise TaskError(
+        f'{toml_path}: [{name}] user {user!r}: expected a user name or uid ("agent", 1000, '
+        "or \"agent:staff\"), as the image's /etc/passwd knows it; remove it for the image's USER"
+    )
 
 
 def _env(table: dict[str, Any], name: str, toml_path: Path) -> Mapping[str, str]:

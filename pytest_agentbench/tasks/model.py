@@ -177,6 +177,8 @@ class ContainerSpec:
     memory_bytes: int | None = None
     network: bool = True  # False: the task's containers have no network
     content_hash: str = ""  # of the whole task directory: its fixture hash
+    agent_user: str = ""  # who runs the agent and solve.sh ("": the image's USER)
+    verifier_user: str = ""  # who runs the tests ("": the image's USER)
 
 
 class LazyText:
