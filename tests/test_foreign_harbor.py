@@ -308,6 +308,53 @@ def test_what_the_agent_writes_as_root_comes_back_as_the_runners(
 
 
 @pytest.mark.real
+def test_agent_and_verifier_users_run_each_phase(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """[agent] user runs solve.sh and [verifier] user (a uid) runs the tests, instead of the
+    image's root; a user the image does not know errors its trial, naming the key."""
+    skip_unless_sandbox("docker")
+    users = '[agent]\nuser = "nobody"\n[verifier]\nuser = 65534\n'
+    dockerfile = "FROM agentbench-test:1\nWORKDIR /app\nRUN chown nobody /app\n"
+    check = '[ "$(cat who.txt)" = nobody ] && [ "$(id -un)" = nobody ] && r=1 || r=0\n'
+    write_tree(
+        tmp_path / "users",
+        {
+            **GOOD_TASK,
+            "task.toml": users,
+            "environment/Dockerfile": dockerfile,
+            "solution/solve.sh": "id -un > who.txt\n",
+            "tests/test.sh": check + "echo $r > /logs/verifier/reward.txt\n",
+        },
+    )
+    stranger = {**GOOD_TASK, "task.toml": '[agent]\nuser = "builder"\n'}
+    write_tree(tmp_path / "stranger", {**stranger, "solution/solve.sh": "true\n"})
+    result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={tmp_path}", "-rA")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [f"*{tmp_path}/stranger/task.toml: [[]agent[]] user: user 'builder' is not in the image*"]
+    )
+
+
+@pytest.mark.real
+def test_a_reward_the_agent_plants_never_reaches_the_verifier(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """As root the agent may write /logs/verifier/reward.txt; the verifier's own reward.json
+    (read only when no reward.txt is there) still decides."""
+    skip_unless_sandbox("docker")
+    write_tree(
+        tmp_path / "planted",
+        {
+            **GOOD_TASK,
+            "solution/solve.sh": "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n",
+            "tests/test.sh": "echo '{\"reward\": 0}' > /logs/verifier/reward.json\n",
+        },
+    )
+    result = pytester.runpytest_subprocess("--agent=oracle", *DOCKER, f"--tasks={tmp_path}", "-rA")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED planted::r0 - reward 0 (/logs/verifier/reward.json)"])
+
+
+@pytest.mark.real
 def test_a_verifier_without_a_reward_fails_with_a_null_reward(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
