@@ -355,6 +355,25 @@ def test_a_reward_the_agent_plants_never_reaches_the_verifier(
 
 
 @pytest.mark.real
+def test_an_agent_that_swaps_its_workspace_for_a_symlink_fails_as_a_graded_trial(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """As root the agent may replace /app with a link to /etc: the trial is graded (reward 0),
+    and the host's copy of the workspace is an empty directory, not a link to follow."""
+    skip_unless_sandbox("docker")
+    write_tree(tmp_path / "swap", GOOD_TASK)
+    swap = "--agent-cmd=cd / && rm -rf /app && ln -s /etc /app"
+    result = pytester.runpytest_subprocess(
+        "--agent=command", swap, *DOCKER, f"--tasks={tmp_path}", "--agentbench-keep=all", "-rA"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED swap::r0 - reward 0 (/logs/verifier/reward.txt)"])
+    (run,) = (pytester.path / ".agentbench" / "runs").iterdir()
+    kept = run / "trials" / "swap-r0" / "workspace"
+    assert not kept.is_symlink() and list(kept.iterdir()) == []
+
+
+@pytest.mark.real
 def test_a_verifier_without_a_reward_fails_with_a_null_reward(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:

@@ -272,8 +272,16 @@ class ImageSandbox(DockerSandbox):
         self.put({INNER_HOME: self.home})
 
     def _take_back(self) -> None:
+        """The host copies become what the round left; a workspace or home the agent removed,
+        or replaced with a symlink or a file, comes back as an empty directory."""
+        import docker.errors
+
         for inner, host in ((self.inner_workspace, self.workspace), (INNER_HOME, self.home)):
-            _replace_from_tar(self.container.get_archive(inner)[0], host, _keep_links)
+            with contextlib.suppress(docker.errors.NotFound):
+                _replace_from_tar(self.container.get_archive(inner)[0], host, _keep_links)
+            if host.is_symlink() or not host.is_dir():
+                fdtree.remove_tree(str(host))
+                host.mkdir()
 
     def put(self, dirs: dict[str, Path]) -> None:
         """Copy host directories into the container at these paths, owned by the agent."""
