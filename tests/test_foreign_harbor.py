@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_agentbench.sandbox.docker import ArchiveTooLarge, _replace_from_tar
 from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.sandbox.task_image import BuiltImage, _keep_links, host_values, task_limits
 from pytest_agentbench.tasks.formats import bring_own_images, load_task_dir
@@ -183,6 +184,27 @@ def test_a_workspace_copied_out_keeps_symlinks_and_never_writes_through_them(
     with pytest.raises(tarfile.OutsideDestinationError):
         through.extractall(dest, filter=_keep_links)
     assert list(outside.iterdir()) == []
+
+
+def test_a_copy_past_its_limit_is_read_through_but_not_kept(tmp_path: Path) -> None:
+    """What the agent left past --sandbox-disk never lands on this machine's disk, and the
+    engine's stream is read to its end (its connection then serves the next request)."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        info = _entry("app/big.bin")
+        info.size = 4096
+        tar.addfile(info, io.BytesIO(b"x" * 4096))
+    chunks = [archive.getvalue()[i : i + 1024] for i in range(0, len(archive.getvalue()), 1024)]
+    read = []
+    host = tmp_path / "workspace"
+    host.mkdir()
+    (host / "before.txt").write_text("kept\n")
+    with pytest.raises(ArchiveTooLarge) as raised:
+        _replace_from_tar((read.append(c) or c for c in chunks), host, limit=2048)
+    assert raised.value.size == len(archive.getvalue()) and len(read) == len(chunks)
+    assert [p.name for p in tmp_path.rglob("*")] == ["workspace", "before.txt"]
+    _replace_from_tar(iter(chunks), host, limit=len(archive.getvalue()))
+    assert (host / "big.bin").stat().st_size == 4096
 
 
 def test_a_task_without_its_instruction_is_named_by_its_keys(tmp_path: Path) -> None:
@@ -371,6 +393,26 @@ def test_an_agent_that_swaps_its_workspace_for_a_symlink_fails_as_a_graded_trial
     (run,) = (pytester.path / ".agentbench" / "runs").iterdir()
     kept = run / "trials" / "swap-r0" / "workspace"
     assert not kept.is_symlink() and list(kept.iterdir()) == []
+
+
+@pytest.mark.real
+def test_a_workspace_past_the_disk_limit_is_not_graded(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """The agent fills its working directory in the container: the round is over
+    --sandbox-disk and not graded."""
+    skip_unless_sandbox("docker")
+    write_tree(tmp_path / "fill", GOOD_TASK)
+    fill = "--agent-cmd=head -c 3000000 /dev/zero > big.bin"
+    result = pytester.runpytest_subprocess(
+        "--agent=command", fill, *DOCKER, f"--tasks={tmp_path}", "--sandbox-disk=1m"
+    )
+    result.assert_outcomes(failed=1)
+    (run,) = (pytester.path / ".agentbench" / "runs").iterdir()
+    (observation,) = map(json.loads, (run / "observations.jsonl").read_text().splitlines())
+    (record,) = observation["rounds"]
+    assert record["over_disk"].startswith("workspace grew past --sandbox-disk 1 MiB: 2.9")
+    assert "reward" not in record
 
 
 @pytest.mark.real

@@ -167,13 +167,29 @@ def _tar_dirs(dirs: Mapping[str, Path], uid: int, gid: int) -> bytes:
     return buffer.getvalue()
 
 
-def _replace_from_tar(chunks: Any, host_dir: Path, member_filter: Any = "data") -> None:
+class ArchiveTooLarge(Exception):
+    """A get_archive stream passed the byte limit it was read with; nothing was extracted."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _replace_from_tar(
+    chunks: Any, host_dir: Path, member_filter: Any = "data", limit: int | None = None
+) -> None:
     """Make host_dir hold exactly the tree of a get_archive stream (whose top is the dir),
-    extracted through tarfile's member_filter."""
+    extracted through tarfile's member_filter. A stream past limit bytes is read to its end
+    (the engine's connection is then free) but not kept: ArchiveTooLarge, host_dir as it was."""
     with tempfile.TemporaryDirectory(dir=host_dir.parent) as scratch:
         with tempfile.TemporaryFile(dir=scratch) as data:  # on disk: memory stays flat
+            size = 0
             for chunk in chunks:
-                data.write(chunk)
+                size += len(chunk)
+                if limit is None or size <= limit:
+                    data.write(chunk)
+            if limit is not None and size > limit:
+                raise ArchiveTooLarge(size)
             data.seek(0)
             with tarfile.open(fileobj=data) as archive:
                 archive.extractall(scratch, filter=member_filter)

@@ -43,6 +43,7 @@ from pytest_agentbench.sandbox.docker import (
     LABEL_TRIAL,
     ROUND_SCRIPT,
     ROUND_SCRIPT_NAME,
+    ArchiveTooLarge,
     DockerSandbox,
     _replace_from_tar,
     _tar_dirs,
@@ -266,6 +267,7 @@ class ImageSandbox(DockerSandbox):
     ) -> None:
         super().__init__(provider, root, container, inner_workspace=built.workdir)
         self.agent_ids = agent_ids
+        self.too_large = 0  # bytes of the last round's trees when they were not copied out
 
     def _hand_over(self) -> None:
         self.script.chmod(0o644)  # bind-mounted read-only; whoever the agent is reads it
@@ -273,15 +275,26 @@ class ImageSandbox(DockerSandbox):
 
     def _take_back(self) -> None:
         """The host copies become what the round left; a workspace or home the agent removed,
-        or replaced with a symlink or a file, comes back as an empty directory."""
+        or replaced with a symlink or a file, comes back as an empty directory. A tree larger
+        than --sandbox-disk is not copied (this machine's disk is not the agent's to fill):
+        the round then counts as over the limit."""
         import docker.errors
 
+        self.too_large = 0
         for inner, host in ((self.inner_workspace, self.workspace), (INNER_HOME, self.home)):
-            with contextlib.suppress(docker.errors.NotFound):
-                _replace_from_tar(self.container.get_archive(inner)[0], host, _keep_links)
+            try:
+                stream = self.container.get_archive(inner)[0]
+                _replace_from_tar(stream, host, _keep_links, self.provider.limits.disk)
+            except docker.errors.NotFound:  # the agent removed the tree
+                fdtree.remove_tree(str(host))
+            except ArchiveTooLarge as exc:
+                self.too_large += exc.size
             if host.is_symlink() or not host.is_dir():
                 fdtree.remove_tree(str(host))
                 host.mkdir()
+
+    def disk_used(self) -> int:
+        return self.too_large or super().disk_used()
 
     def put(self, dirs: dict[str, Path]) -> None:
         """Copy host directories into the container at these paths, owned by the agent."""
