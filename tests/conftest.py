@@ -124,7 +124,9 @@ def our_containers(trial_prefix: str = "") -> set[str]:
     Engine errors propagate: a listing that failed must never read as "no container left".
     """
     with contextlib.closing(docker.from_env()) as client:
-        listed = client.containers.list(all=True, filters={"label": "io.agentbench.owner"})
+        listed = client.containers.list(
+            all=True, filters={"label": "io.agentbench.owner"}, ignore_removed=True
+        )
     return {
         container.id
         for container in listed

@@ -305,7 +305,7 @@ def labelled_containers() -> Iterator[dict[str, Any]]:
 def _left(made: dict[str, Any]) -> set[str]:
     """Which of the labelled containers still exist."""
     with contextlib.closing(_docker_client()) as client:
-        remaining = {c.id for c in client.containers.list(all=True)}
+        remaining = {c.id for c in client.containers.list(all=True, ignore_removed=True)}
     return {name for name, container in made.items() if container.id in remaining}
 
 
@@ -434,7 +434,8 @@ def test_docker_rounds_share_the_container_and_reach_the_host_copy(bind_mounts: 
         assert second.exit_code == 0, second.stderr
         assert (sandbox.home / "usage.json").read_text() == "kept\n"
         container = sandbox.container  # type: ignore[attr-defined]
-    assert container.id not in {c.id for c in provider.client.containers.list(all=True)}
+    listed = provider.client.containers.list(all=True, ignore_removed=True)
+    assert container.id not in {c.id for c in listed}
 
 
 def test_install_root_never_exposes_a_hidden_directory(tmp_path: Path) -> None:

@@ -137,7 +137,8 @@ def trial_host_config(
 
 def dead_owner_containers(client: Any) -> list[Any]:
     """Containers this project made whose owning process on this host is gone."""
-    listed = client.containers.list(all=True, filters={"label": LABEL_OWNER})
+    # A container another run removes between the listing and its inspection is gone: skip it.
+    listed = client.containers.list(all=True, filters={"label": LABEL_OWNER}, ignore_removed=True)
     return [c for c in listed if owner_is_dead(c.labels.get(LABEL_OWNER, ""))]
 
 
