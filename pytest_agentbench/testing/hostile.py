@@ -92,8 +92,10 @@ CASES = (
     ),
     Case(
         "fork-loop",
-        # Spins once the bomb is lit (a `sleep` may not get a process), until the deadline.
-        ANSWER + "bomb() { bomb | bomb & }\nbomb\nwhile :; do :; done\n",
+        # The bomb is lit in a subshell, the agent's one fork; then it spins (a `sleep` may
+        # not get a process) until the deadline. Lit by the agent's own shell, a second fork
+        # of it could meet the pids limit first and end the agent early ("Cannot fork").
+        ANSWER + "bomb() { bomb | bomb & }\n(bomb)\nwhile :; do :; done\n",
         "timed_out",
         timeout=5,
         needs_process_limits=True,
