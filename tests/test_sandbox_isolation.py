@@ -275,9 +275,10 @@ def test_network_none_cuts_network_host_keeps_it(pytester: pytest.Pytester, kind
 @pytest.fixture
 def labelled_containers() -> Iterator[dict[str, Any]]:
     """Stopped containers labelled as a dead owner's, a live owner's (this process), another
-    host's, and a container that is not this project's at all."""
+    host's, and one that is not this project's at all; and a snapshot image of each (a Harbor
+    trial's kind, `<name>-snapshot`), which carries its container's labels."""
     skip_unless_sandbox("docker")
-    from pytest_agentbench.sandbox.docker import LABEL_OWNER, owner_token
+    from pytest_agentbench.sandbox.docker import LABEL_OWNER, LABEL_SNAPSHOT, owner_token
 
     client = _docker_client()
     dead = subprocess.Popen(["true"])
@@ -289,49 +290,65 @@ def labelled_containers() -> Iterator[dict[str, Any]]:
         "elsewhere": {LABEL_OWNER: f"another-host:{dead.pid}:1"},
         "foreign": {"com.example.other": "1"},
     }
-    made = {
+    made: dict[str, Any] = {
         name: client.containers.create(TEST_IMAGE, ["true"], labels=label)
         for name, label in labels.items()
     }
+    for name in labels:
+        made[f"{name}-snapshot"] = made[name].commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
     try:
         yield made
     finally:
-        for container in made.values():
+        for name, made_thing in made.items():
             with contextlib.suppress(Exception):
-                container.remove(force=True)
+                if name.endswith("-snapshot"):
+                    client.images.remove(made_thing.id, force=True)
+                else:
+                    made_thing.remove(force=True)
         client.close()
 
 
 def _left(made: dict[str, Any]) -> set[str]:
-    """Which of the labelled containers still exist."""
+    """Which of the labelled containers and snapshot images still exist."""
     with contextlib.closing(_docker_client()) as client:
         remaining = {c.id for c in client.containers.list(all=True, ignore_removed=True)}
-    return {name for name, container in made.items() if container.id in remaining}
+        remaining |= {i.id for i in client.images.list(all=True)}
+    return {name for name, thing in made.items() if thing.id in remaining}
 
 
-def test_docker_reaps_containers_of_dead_owners_only(labelled_containers: dict[str, Any]) -> None:
+KEPT = {"alive", "elsewhere", "foreign", "alive-snapshot", "elsewhere-snapshot", "foreign-snapshot"}
+
+
+def test_docker_reaps_containers_and_snapshots_of_dead_owners_only(
+    labelled_containers: dict[str, Any],
+) -> None:
     from pytest_agentbench.sandbox.docker import DockerProvider
 
     DockerProvider(SandboxLimits(), TEST_IMAGE).client.close()
-    assert _left(labelled_containers) == {"alive", "elsewhere", "foreign"}
+    assert _left(labelled_containers) == KEPT
 
 
-def test_agentbench_clean_removes_containers_of_dead_owners_only(
+def test_agentbench_clean_removes_containers_and_snapshots_of_dead_owners_only(
     labelled_containers: dict[str, Any], tmp_path: Path
 ) -> None:
     """A docker run on another xdist worker may reap the dead owner's container first (every
     run does); what clean says about it is checked while it is there."""
     dead = labelled_containers["dead"].name
+    snapshot = labelled_containers["dead-snapshot"].short_id
     clean = [str(Path(sys.executable).parent / "agentbench"), "clean", str(tmp_path)]
     dry = subprocess.run([*clean, "--dry-run"], capture_output=True, text=True, timeout=120)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     left = _left(labelled_containers)
-    assert left >= {"alive", "elsewhere", "foreign"}
+    assert left >= KEPT
     assert ("dead" in left) <= (f"would remove container {dead}" in dry.stdout), dry.stdout
+    listed = f"would remove snapshot image {snapshot}" in dry.stdout
+    assert ("dead-snapshot" in left) <= listed, dry.stdout
     done = subprocess.run(clean, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert ("dead" in left) <= (f"removing container {dead}" in done.stdout), done.stdout
-    assert _left(labelled_containers) == {"alive", "elsewhere", "foreign"}
+    removing = f"removing snapshot image {snapshot}" in done.stdout
+    assert ("dead-snapshot" in left) <= removing, done.stdout
+    assert _left(labelled_containers) == KEPT
 
 
 def test_docker_engine_missing_is_a_usage_error(pytester: pytest.Pytester) -> None:

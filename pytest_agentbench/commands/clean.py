@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 
 HELP = (
@@ -60,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _clean_containers(dry_run: bool) -> int:
-    """Remove (or list) the containers of runs that are gone, on the engine DOCKER_HOST names
-    (or the local one); how many could not be removed. No engine: say so, nothing to do."""
+    """Remove (or list) the containers and snapshot images of runs that are gone, on the
+    engine DOCKER_HOST names (or the local one); how many could not be removed. No engine:
+    say so, nothing to do."""
     try:
         import docker
 
@@ -71,21 +73,27 @@ def _clean_containers(dry_run: bool) -> int:
         print(f"containers: not checked (no Docker engine answers: {type(exc).__name__})")
         return 0
     with contextlib.closing(client):
-        from pytest_agentbench.sandbox.docker import dead_owner_containers
+        from pytest_agentbench.sandbox.docker import dead_owner_containers, dead_owner_snapshots
 
-        dead = dead_owner_containers(client)
+        dead = [
+            *(("container", c.name, c.remove) for c in dead_owner_containers(client)),
+            *(
+                ("snapshot image", i.short_id, functools.partial(client.images.remove, i.id))
+                for i in dead_owner_snapshots(client)
+            ),
+        ]
         failed = 0
-        for container in dead:
-            print(f"{'would remove' if dry_run else 'removing'} container {container.name}")
+        for kind, name, remove in dead:
+            print(f"{'would remove' if dry_run else 'removing'} {kind} {name}")
             if dry_run:
                 continue
             try:
-                container.remove(force=True)
+                remove(force=True)
             except docker.errors.NotFound:
                 pass  # gone meanwhile: what we wanted
             except docker.errors.APIError as exc:
                 failed += 1
-                print(f"could not remove container {container.name}: {exc.explanation or exc}")
+                print(f"could not remove {kind} {name}: {exc.explanation or exc}")
     verb = "would remove" if dry_run else "removed"
-    print(f"{verb} {len(dead) - failed} containers of runs that are gone")
+    print(f"{verb} {len(dead) - failed} containers and snapshot images of runs that are gone")
     return failed

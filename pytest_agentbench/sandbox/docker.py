@@ -47,6 +47,7 @@ INNER_HOME = "/home/agent"
 LABEL_OWNER = "io.agentbench.owner"  # host:pid:start-time of the process that created it
 LABEL_RUN = "io.agentbench.run"
 LABEL_TRIAL = "io.agentbench.trial"
+LABEL_SNAPSHOT = "io.agentbench.snapshot"  # an image committed from a trial's container
 IMAGE_USER = 1000  # the unprivileged user the agent runs as when the host side is root
 PROGRAMS_DIR = "/opt/agentbench/programs"  # host-installed agent CLIs, mounted read-only
 ROUND_SCRIPT = "/opt/agentbench/round.sh"  # the container's command: the current round
@@ -142,8 +143,17 @@ def dead_owner_containers(client: Any) -> list[Any]:
     return [c for c in listed if owner_is_dead(c.labels.get(LABEL_OWNER, ""))]
 
 
+def dead_owner_snapshots(client: Any) -> list[Any]:
+    """Snapshot images (a Harbor trial's finished container, for its tests) whose owning
+    process on this host is gone: a run killed before it removed them. A snapshot holds the
+    agent's files, so it does not outlive its run. Built task images are a cache, not these."""
+    listed = client.images.list(filters={"label": LABEL_SNAPSHOT})
+    return [i for i in listed if owner_is_dead(i.labels.get(LABEL_OWNER, ""))]
+
+
 def reap_dead_owners(client: Any) -> list[str]:
-    """Remove containers whose owning process on this host is gone; return their names."""
+    """Remove containers and snapshot images whose owning process on this host is gone;
+    return their names (an image's short id)."""
     import docker.errors
 
     removed = []
@@ -151,6 +161,10 @@ def reap_dead_owners(client: Any) -> list[str]:
         with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
             container.remove(force=True)
             removed.append(container.name)
+    for image in dead_owner_snapshots(client):
+        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+            client.images.remove(image.id, force=True)
+            removed.append(image.short_id)
     return removed
 
 

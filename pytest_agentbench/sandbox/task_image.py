@@ -40,6 +40,7 @@ from pytest_agentbench.sandbox.docker import (
     INNER_HOME,
     LABEL_OWNER,
     LABEL_RUN,
+    LABEL_SNAPSHOT,
     LABEL_TRIAL,
     ROUND_SCRIPT,
     ROUND_SCRIPT_NAME,
@@ -400,7 +401,8 @@ def verify(sandbox: DockerSandbox, task: Task) -> Grade:
     provider = sandbox.provider
     client = provider.client
     built = built_image(spec, client)
-    snapshot = sandbox.container.commit(conf={"Labels": {"io.agentbench.snapshot": "1"}})
+    # The container's labels carry over: its owner, whose death lets a later run reap it.
+    snapshot = sandbox.container.commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
     scratch = Path(tempfile.mkdtemp(prefix="agentbench-verify-", dir=owned_dir()))
     try:
         logs = scratch / "logs"
