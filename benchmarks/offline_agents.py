@@ -35,6 +35,7 @@ from typing import Any
 
 from benchmarks.core import Benchmark, Context, Target, check
 from benchmarks.procs import Run, child_env, pytest_dir, run_process, run_pytest
+from pytest_agentbench.report.wording import plural
 
 PEER = "rerun-bench"
 PEER_VERSION = "0.3.0"
@@ -154,13 +155,15 @@ def equal_work(plan: Plan, ours: Tally, peer: Tally) -> int:
                 if tally.per_task.get(task, 0) != wanted.get(task, 0)
             )
             problems.append(
-                f"{name} ran {tally.trials} trials, the plan is {plan.trials} "
+                f"{name} ran {plural(tally.trials, 'trial')}, the plan is {plan.trials} "
                 f"({plan.repeats} of each of {len(plan.tasks)} tasks; off: {', '.join(off)})"
             )
         if tally.errors:
-            problems.append(f"{name} has {tally.errors} trials not graded")
+            problems.append(f"{name} has {plural(tally.errors, 'trial')} not graded")
         if tally.passed != passes:
-            problems.append(f"{name} passed {tally.passed} trials, the agent passes {passes}")
+            problems.append(
+                f"{name} passed {plural(tally.passed, 'trial')}, the agent passes {passes}"
+            )
     if problems:
         raise UnequalWork("unequal work, no ratio reported: " + "; ".join(problems))
     return plan.trials

@@ -44,7 +44,7 @@ def test_equal_work_is_the_planned_trial_count() -> None:
         (Tally({"a": 4, "b": 2}, 6, 0), EQUAL, "this harness ran 6 trials, the plan is 6"),
         (Tally({"a": 3, "b": 3, "c": 1}, 7, 0), EQUAL, "off: c: 1"),
         (Tally({"a": 3, "b": 3}, 5, 0), EQUAL, "this harness passed 5 trials, the agent passes 6"),
-        (EQUAL, Tally({"a": 3, "b": 3}, 6, 1), "rerun-bench has 1 trials not graded"),
+        (EQUAL, Tally({"a": 3, "b": 3}, 6, 1), "rerun-bench has 1 trial not graded"),
     ],
 )  # fmt: skip
 def test_unequal_work_is_refused_saying_what_differs(
