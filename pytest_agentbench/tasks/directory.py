@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,35 @@ def read_toml(toml_path: Path) -> dict[str, Any]:
         raise TaskError(f"{toml_path}: not UTF-8 text: {exc}") from None
 
 
+def known_keys_only(
+    table: dict[str, Any],
+    known: Collection[str],
+    toml_path: Path,
+    reads: str,
+    *,
+    where: str = "",
+    fix: str = "fix the spelling or remove it",
+) -> None:
+    """An error naming the keys of table (in `where`, e.g. " in [agent]") that are not known,
+    what the format reads instead (`reads`, e.g. "a Reasonix task reads") and the fix."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise TaskError(
+            f"{toml_path}: unknown key(s) {', '.join(unknown)}{where}; {reads} "
+            f"{', '.join(sorted(known))} ({fix})"
+        )
+
+
+def required_prompt(data: dict[str, Any], toml_path: Path) -> str:
+    """data["prompt"], a string that is not blank, else an error naming the fix."""
+    if "prompt" not in data:
+        raise TaskError(f"{toml_path}: missing required field 'prompt' (add prompt = \"...\")")
+    prompt: str = field(data, "prompt", str, toml_path, "a non-empty string")
+    if not prompt.strip():
+        raise TaskError(f"{toml_path}: field 'prompt' is empty; write the instruction there")
+    return prompt
+
+
 def field(data: dict[str, Any], key: str, kind: type, toml_path: Path, hint: str) -> Any:
     """data[key] if it is of `kind` (never a bool posing as a number), else an error naming it."""
     value = data[key]
@@ -73,17 +103,8 @@ def load_directory_task(task_dir: Path) -> Task:
     """Load and check one task directory; raise TaskError naming the file and the fix."""
     toml_path = task_dir / TASK_FILE
     data = read_toml(toml_path)
-    unknown = sorted(set(data) - KNOWN_KEYS)
-    if unknown:
-        raise TaskError(
-            f"{toml_path}: unknown key(s) {', '.join(unknown)}; "
-            f"allowed keys are {', '.join(sorted(KNOWN_KEYS))} (fix the spelling or remove it)"
-        )
-    if "prompt" not in data:
-        raise TaskError(f"{toml_path}: missing required field 'prompt' (add prompt = \"...\")")
-    prompt = field(data, "prompt", str, toml_path, "a non-empty string")
-    if not prompt.strip():
-        raise TaskError(f"{toml_path}: field 'prompt' is empty; write the instruction there")
+    known_keys_only(data, KNOWN_KEYS, toml_path, "allowed keys are")
+    prompt = required_prompt(data, toml_path)
     timeout = DEFAULT_TIMEOUT
     if "timeout" in data:
         timeout = field(data, "timeout", float, toml_path, "a positive number of seconds")

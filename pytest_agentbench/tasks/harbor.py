@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.tasks.directory import field, flag, read_toml
+from pytest_agentbench.tasks.directory import field, flag, known_keys_only, read_toml
 from pytest_agentbench.tasks.model import ContainerSpec, Task, TaskError, Tree
 
 TASK_FILE = "task.toml"
@@ -158,23 +158,19 @@ def _image_tree(spec: ContainerSpec) -> Tree:
 
 def _sections(data: dict[str, Any], toml_path: Path) -> dict[str, dict[str, Any]]:
     """The [verifier], [agent], [solution] and [environment] tables, their keys checked."""
-    unknown = sorted(set(data) - TOP_KEYS)
-    if unknown:
-        raise TaskError(
-            f"{toml_path}: unknown key(s) {', '.join(unknown)}; a Harbor task.toml holds "
-            f"{', '.join(sorted(TOP_KEYS))} (fix the spelling, or move it under [metadata])"
-        )
+    known_keys_only(
+        data,
+        TOP_KEYS,
+        toml_path,
+        "a Harbor task.toml holds",
+        fix="fix the spelling, or move it under [metadata]",
+    )
     sections: dict[str, dict[str, Any]] = {}
     for name, known in SECTIONS.items():
         table = data.get(name, {})
         if not isinstance(table, dict):
             raise TaskError(f"{toml_path}: [{name}] must be a table")
-        bad = sorted(set(table) - known)
-        if bad:
-            raise TaskError(
-                f"{toml_path}: unknown key(s) {', '.join(bad)} in [{name}]; it reads "
-                f"{', '.join(sorted(known))} (fix the spelling or remove it)"
-            )
+        known_keys_only(table, known, toml_path, "it reads", where=f" in [{name}]")
         for key in sorted(table):
             why = UNSUPPORTED.get((name, key))
             if why is not None and table[key] not in (None, [], {}, 0):

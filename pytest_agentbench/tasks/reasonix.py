@@ -13,7 +13,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_agentbench.tasks.directory import field, flag, read_toml
+from pytest_agentbench.tasks.directory import (
+    field,
+    flag,
+    known_keys_only,
+    read_toml,
+    required_prompt,
+)
 from pytest_agentbench.tasks.model import DirTree, MemoryTree, Task, TaskError, Tree
 
 TASK_FILE = "task.toml"
@@ -29,17 +35,8 @@ def load_reasonix_task(task_dir: Path) -> Task:
     task_dir = Path(os.path.abspath(task_dir))
     toml_path = task_dir / TASK_FILE
     data = read_toml(toml_path)
-    unknown = sorted(set(data) - KNOWN_KEYS)
-    if unknown:
-        raise TaskError(
-            f"{toml_path}: unknown key(s) {', '.join(unknown)}; a Reasonix task reads "
-            f"{', '.join(sorted(KNOWN_KEYS))} (fix the spelling or remove it)"
-        )
-    if "prompt" not in data:
-        raise TaskError(f"{toml_path}: missing required field 'prompt' (add prompt = \"...\")")
-    prompt = field(data, "prompt", str, toml_path, "a non-empty string")
-    if not prompt.strip():
-        raise TaskError(f"{toml_path}: field 'prompt' is empty; write the instruction there")
+    known_keys_only(data, KNOWN_KEYS, toml_path, "a Reasonix task reads")
+    prompt = required_prompt(data, toml_path)
     texts = {
         key: field(data, key, str, toml_path, "a string") if key in data else None
         for key in ("class", "seed_correct", "seed_wrong")

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.tasks.directory import read_toml
+from pytest_agentbench.tasks.directory import known_keys_only, read_toml
 from pytest_agentbench.tasks.hashing import directory_files
 from pytest_agentbench.tasks.model import DirTree, Task, TaskError
 
@@ -63,12 +63,7 @@ def load_rerun_task(task_dir: Path) -> Task:
             f"{toml_path}: missing required key(s) {', '.join(missing)} "
             f"(a rerun-bench task.toml has {', '.join(REQUIRED_KEYS)})"
         )
-    unknown = sorted(set(data) - KNOWN_KEYS)
-    if unknown:
-        raise TaskError(
-            f"{toml_path}: unknown key(s) {', '.join(unknown)}; a rerun-bench task reads "
-            f"{', '.join(sorted(KNOWN_KEYS))} (fix the spelling or remove it)"
-        )
+    known_keys_only(data, KNOWN_KEYS, toml_path, "a rerun-bench task reads")
     if data["id"] != task_dir.name:
         raise TaskError(
             f"{toml_path}: id {data['id']!r} must match the directory name {task_dir.name!r} "
