@@ -13,7 +13,7 @@ import tracemalloc
 from pathlib import Path
 
 from benchmarks.core import Benchmark, Context, Target, check
-from pytest_agentbench.grading import compare_tree
+from pytest_agentbench.grading.grade import compare_tree
 from pytest_agentbench.tasks.model import DirTree
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from benchmarks.core import Benchmark, Context, Target, check
 from benchmarks.procs import child_env, pytest_dir, run_process
 from pytest_agentbench.sandbox.bwrap import BwrapProvider, bwrap_works
-from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.settings import SandboxLimits
 from pytest_agentbench.testing.hostile import AGENT_CMD, PIDS_LIMIT, cases, write_suite
 
 IMAGE = "agentbench-test:1"

@@ -35,7 +35,7 @@ from typing import Any
 
 from benchmarks.core import Benchmark, Context, Target, check
 from benchmarks.procs import Run, child_env, pytest_dir, run_process, run_pytest
-from pytest_agentbench.report.wording import plural
+from pytest_agentbench.fs.wording import plural
 
 PEER = "rerun-bench"
 PEER_VERSION = "0.3.0"

@@ -17,7 +17,7 @@ CHILD = r"""
 import json, random, resource, sys, time
 from pathlib import Path
 import pytest_agentbench.plugin  # loaded first, as pytest loads it
-from pytest_agentbench.report.document import build_report, write_report
+from pytest_agentbench.scoring.document import build_report, write_report
 from pytest_agentbench.report.terminal import render
 from pytest_agentbench.settings import Settings
 

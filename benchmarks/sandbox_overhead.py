@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.core import Benchmark, Context, Target, check
-from pytest_agentbench.filework import wait_for_file_work
+from pytest_agentbench.fs.filework import wait_for_file_work
 from pytest_agentbench.sandbox import home_parent
 from pytest_agentbench.sandbox.base import SandboxProvider
-from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.settings import SandboxLimits
 from pytest_agentbench.tasks.model import MemoryTree, Task, materialize
 
 NOOP = ["/bin/sh", "-c", ":"]

@@ -1,24 +1,19 @@
-"""The run header and plan: what will run, so a paid run is never a surprise."""
+"""The run header: what will run, so a paid run is never a surprise (the plan that follows
+collection is report/plan.py)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-
 import pytest
 
-from pytest_agentbench.collect import SETTINGS_KEY
-from pytest_agentbench.report.wording import plural
+from pytest_agentbench.plan.collect import SETTINGS_KEY
+from pytest_agentbench.report.plan import warning_lines
 from pytest_agentbench.settings import Settings
-
-TRIAL_NODEID = re.compile(r"^(?P<task>.+)::r\d+$")
-"""A trial's node id: its task's node id, then the repeat (see collect.make_items)."""
 
 
 def header_lines(config: pytest.Config) -> list[str]:
     settings: Settings = config.stash[SETTINGS_KEY]
-    from pytest_agentbench.reporter import agent_info
     from pytest_agentbench.sandbox import provider_for
+    from pytest_agentbench.trial.fixtures import agent_info
 
     provider = provider_for(config, settings)
     version = agent_info(config, settings).get("cli_version")
@@ -30,63 +25,3 @@ def header_lines(config: pytest.Config) -> list[str]:
         f"retry failures {settings.retry_failures}, seed {settings.seed}",
         *warning_lines(config),
     ]
-
-
-def warning_lines(config: pytest.Config) -> list[str]:
-    """The sandbox's warning (an agent that is not isolated), if it has one, that arms under
-    it may not be alone in instructing the agent, and why process limits are off where the
-    sandbox cannot make them."""
-    from pytest_agentbench.arm_trials import run_arms
-    from pytest_agentbench.sandbox import provider_for
-
-    provider = provider_for(config, config.stash[SETTINGS_KEY])
-    warning = provider.warning()
-    limits_off = provider.process_limits_off()
-    return [
-        *([f"agentbench WARNING: {warning}"] if warning else []),
-        *(
-            [
-                "agentbench WARNING: arms under --sandbox=tmp: instruction files in folders "
-                "above the workspace (CLAUDE.md, AGENTS.md) may reach the agent; use bwrap or "
-                "docker"
-            ]
-            if provider.kind == "tmp" and run_arms(config) is not None
-            else []
-        ),
-        *(
-            [f"agentbench: process limits off ({limits_off}): pids and memory are not limited"]
-            if limits_off
-            else []
-        ),
-    ]
-
-
-def header_shown(config: pytest.Config) -> bool:
-    """Whether pytest prints the header lines (-q and --no-header drop them)."""
-    return config.get_verbosity() >= 0 and not config.getoption("no_header", False)
-
-
-def plan_lines(config: pytest.Config, nodeids: Iterable[str]) -> list[str]:
-    """Printed once collection is done: the plan, the warning if the header was not printed,
-    and the legend of the progress letters if letters will be printed."""
-    from pytest_agentbench.report.letters import LEGEND
-
-    trials = [match["task"] for match in map(TRIAL_NODEID.match, nodeids) if match]
-    lines = [plan_line(config.stash[SETTINGS_KEY], len(set(trials)), len(trials))]
-    if not header_shown(config):
-        lines += warning_lines(config)
-    if trials and config.get_verbosity() <= 0 and not config.option.collectonly:
-        lines.append(LEGEND)
-    return lines
-
-
-def plan_line(settings: Settings, tasks: int, trials: int) -> str:
-    """How many trials and, at most, how many agent rounds the selection will cost."""
-    rounds = trials * (1 + settings.oracle_recoveries) * (1 + settings.retry_failures)
-    plan = f"agentbench: {plural(tasks, 'task')}, {plural(trials, 'trial')}"
-    if rounds == trials:
-        return f"{plan}, {plural(trials, 'agent session')}"
-    return (
-        f"{plan}, at most {plural(rounds, 'agent round')} "
-        f"({plural(trials, 'session')} plus recoveries/retries)"
-    )

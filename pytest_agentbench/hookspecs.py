@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_agentbench.agents.base import Agent
-    from pytest_agentbench.grading import Grade
+    from pytest_agentbench.grading.grade import Grade
     from pytest_agentbench.settings import Settings
     from pytest_agentbench.tasks.model import Task
 
@@ -52,11 +52,11 @@ def pytest_agentbench_grade(task: Task, workspace: Path) -> Grade | None:
 
     :param task: the task being graded (its expected tree or verifier).
     :param workspace: host path of the workspace after the agent's round.
-    :return: a :class:`pytest_agentbench.grading.Grade`.
+    :return: a :class:`pytest_agentbench.grading.grade.Grade`.
 
     The default is the exact-tree grader (or the task's verifier). Example conftest.py::
 
-        from pytest_agentbench.grading import Grade
+        from pytest_agentbench.grading.grade import Grade
 
         def pytest_agentbench_grade(task, workspace):
             if task.category == "docs":

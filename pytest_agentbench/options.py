@@ -7,24 +7,22 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.sandbox.limits import (
+from pytest_agentbench.fs.sizes import format_size
+from pytest_agentbench.settings import (
     DEFAULT_CPUS,
     DEFAULT_DISK,
     DEFAULT_MEMORY,
     DEFAULT_PIDS,
     NETWORK_CHOICES,
     SandboxLimits,
-    parse_cpus,
-    parse_disk,
-    parse_memory,
-)
-from pytest_agentbench.settings import (
     Settings,
     parse_agent_opts,
+    parse_cpus,
+    parse_disk,
     parse_int,
+    parse_memory,
     parse_positive_float,
 )
-from pytest_agentbench.sizes import format_size
 from pytest_agentbench.tasks.sources import BUILTIN_PREFIX, builtin_source
 
 GROUP = "agentbench"
@@ -338,7 +336,7 @@ def _exposed_paths(config: pytest.Config) -> tuple[str, ...]:
 
 def _bring_own_images(config: pytest.Config) -> bool:
     """Whether every task runs in an image of its own (Harbor tasks build theirs)."""
-    from pytest_agentbench.tasks.formats import bring_own_images
+    from pytest_agentbench.tasks.sources import bring_own_images
 
     return bring_own_images(task_sources(config), config.invocation_params.dir)
 

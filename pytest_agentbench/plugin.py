@@ -39,16 +39,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[ACTIVE_KEY] = settings is not None
     if settings is None:
         return
-    from pytest_agentbench import fixtures
     from pytest_agentbench.agents import BuiltinAgents
-    from pytest_agentbench.collect import SELECTION_KEY, SETTINGS_KEY, TRIAL_RUNNER_KEY
-    from pytest_agentbench.grading_hook import DefaultGrader
-    from pytest_agentbench.reporter import AgentbenchReporter, WorkerRelay
-    from pytest_agentbench.runs import register_run_plugins
+    from pytest_agentbench.grading.hook import DefaultGrader
+    from pytest_agentbench.plan.collect import SELECTION_KEY, SETTINGS_KEY, TRIAL_RUNNER_KEY
+    from pytest_agentbench.plan.selection import select_trials
+    from pytest_agentbench.report.reporter import AgentbenchReporter, WorkerRelay
+    from pytest_agentbench.run.plugins import register_run_plugins
     from pytest_agentbench.sandbox import provider_for
-    from pytest_agentbench.selection import select_trials
     from pytest_agentbench.suites import BuiltinSuites
     from pytest_agentbench.tasks.sources import resolve_sources
+    from pytest_agentbench.trial import fixtures
 
     config.stash[SETTINGS_KEY] = settings
     config.stash[TRIAL_RUNNER_KEY] = fixtures.run_trial
@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
     provider_for(config, settings)  # an unusable sandbox is a usage error before any trial
     arms_file, arms = arms_path(config), None
     if arms_file is not None:
-        from pytest_agentbench.arm_trials import configure_arms
+        from pytest_agentbench.plan.arm_trials import configure_arms
 
         arms = configure_arms(config, arms_file)  # a bad file: a usage error before any trial
     base = Path(config.invocation_params.dir)
@@ -78,17 +78,17 @@ def pytest_configure(config: pytest.Config) -> None:
     register_run_plugins(config, settings, worker=worker)
     agent = fixtures.process_agent(config, settings)  # one that cannot start: a usage error now
     if not worker and agent.meterable and settings.meter != "off":
-        from pytest_agentbench.meter.readout import MeterReadout
+        from pytest_agentbench.report.metering import MeterReadout
 
         config.pluginmanager.register(MeterReadout(), "agentbench-meter-readout")
     if arms is not None:
-        from pytest_agentbench.agents.delivery import check_delivery
+        from pytest_agentbench.agents.base import check_delivery
 
         check_delivery(agent, arms)  # a component the agent cannot receive: refused now
 
 
 def _validate_agent_name(config: pytest.Config, name: str) -> None:
-    from pytest_agentbench.fixtures import unknown_agent
+    from pytest_agentbench.trial.fixtures import unknown_agent
 
     if name not in {n for names in config.hook.pytest_agentbench_agent_names() for n in names}:
         raise unknown_agent(config, name)
@@ -98,10 +98,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if "pytest_agentbench.meter.client" in sys.modules:
         sys.modules["pytest_agentbench.meter.client"].stop_shared_meter()
     if config.stash.get(ACTIVE_KEY, False):
-        from pytest_agentbench.filework import wait_for_file_work
+        from pytest_agentbench.fs.filework import wait_for_file_work
 
         wait_for_file_work()  # every artifact written, no trial directory left, at the end
-    from pytest_agentbench.runs import RUN_PLUGIN_NAMES
+    from pytest_agentbench.run.plugins import RUN_PLUGIN_NAMES
 
     for name in (REPORTER_NAME, RELAY_NAME, *RUN_PLUGIN_NAMES):
         plugin = config.pluginmanager.get_plugin(name)
@@ -120,7 +120,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Without --agent, task directories are data: never collect test files inside them."""
     if config.stash.get(ACTIVE_KEY, False):
-        from pytest_agentbench.collect import SELECTION_KEY
+        from pytest_agentbench.plan.collect import SELECTION_KEY
 
         selection = config.stash.get(SELECTION_KEY, None)
         return True if selection is not None and selection.prunes(collection_path) else None
@@ -132,7 +132,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> Any:
     if not parent.config.stash.get(ACTIVE_KEY, False):
         return None
-    from pytest_agentbench.collect import SuiteDirectory, TaskDirectory
+    from pytest_agentbench.plan.collect import SuiteDirectory, TaskDirectory
     from pytest_agentbench.tasks.directory import is_task_dir
     from pytest_agentbench.tasks.sources import is_suite_dir
 
@@ -159,6 +159,6 @@ def pytest_report_collectionfinish(
     """The plan (under xdist the controller collects nothing: see the reporter)."""
     if not config.stash.get(ACTIVE_KEY, False):
         return None
-    from pytest_agentbench.header import plan_lines
+    from pytest_agentbench.report.plan import plan_lines
 
     return plan_lines(config, [item.nodeid for item in items])

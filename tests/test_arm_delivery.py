@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentbench.agents.base import Agent, AgentSession, TrialContext
+from pytest_agentbench.agents.base import Agent, AgentSession, TrialContext, check_delivery
 from pytest_agentbench.agents.claude import ClaudeAgent
 from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.agents.command import CommandAgent
-from pytest_agentbench.agents.delivery import Places, check_delivery, skills_in, write_delivery
+from pytest_agentbench.agents.delivery import Places, skills_in, write_delivery
 from pytest_agentbench.agents.mock import MockAgent
 from pytest_agentbench.agents.offline import NopAgent, OracleAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
-from pytest_agentbench.arms import Arm, load_arms
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.arms import Arm, load_arms
 
 from conftest import write_task
 

@@ -24,10 +24,10 @@ from pytest_agentbench.agents.claude import ClaudeAgent
 from pytest_agentbench.agents.cli_base import CliAgent
 from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
-from pytest_agentbench.arms import VANILLA, Arm, load_arms
 from pytest_agentbench.sandbox import make_provider
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.arms import VANILLA, Arm, load_arms
 from pytest_agentbench.tasks.directory import load_directory_task
 from pytest_agentbench.tasks.model import Task
 from pytest_agentbench.testing.clis import find_cli, missing_reason

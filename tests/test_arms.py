@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentbench.arms import GUIDANCE_LIMIT, Arm, ArmsError, front_matter, load_arms
+from pytest_agentbench.tasks.arms import GUIDANCE_LIMIT, Arm, ArmsError, front_matter, load_arms
 
 SKILL_MD = "---\nname: quality\ndescription: Check your work before you stop.\n---\nBody.\n"
 

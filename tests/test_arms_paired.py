@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compare import trial
 
-from pytest_agentbench.arm_report import arms_block, split_by_arm
-from pytest_agentbench.arms import VANILLA
-from pytest_agentbench.observation import Observation
+from pytest_agentbench.run.store import configuration_identity
+from pytest_agentbench.scoring.arm_compare import arms_block, split_by_arm
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.store import configuration_identity
+from pytest_agentbench.tasks.arms import VANILLA
+from pytest_agentbench.tasks.observation import Observation
 
 SETTINGS = Settings(agent="mock", repeats=4)
 INFO = {"name": "mock", "cli_version": "builtin"}

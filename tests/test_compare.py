@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentbench.compare import (
+from pytest_agentbench.run.store import configuration_identity
+from pytest_agentbench.scoring.compare import (
     FAIL,
     PASS,
     UNDETERMINED,
@@ -25,11 +26,10 @@ from pytest_agentbench.compare import (
     load_gates,
     parse_require_same,
 )
-from pytest_agentbench.configurations import Configuration
-from pytest_agentbench.observation import Observation
+from pytest_agentbench.scoring.configurations import Configuration
+from pytest_agentbench.scoring.stats import COMPARE_SEED, mean_interval, sign_test
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.stats import COMPARE_SEED, mean_interval, sign_test
-from pytest_agentbench.store import configuration_identity
+from pytest_agentbench.tasks.observation import Observation
 
 SCRIPT = Path(sys.executable).parent / "agentbench"
 LETTERS = {  # one trial: (status, first exact, final exact)

@@ -9,8 +9,9 @@ import pytest
 from test_compare import configuration
 
 from pytest_agentbench.commands.compare import render
-from pytest_agentbench.compare import compare
-from pytest_agentbench.configurations import Configuration, build_document
+from pytest_agentbench.scoring.compare import compare
+from pytest_agentbench.scoring.configurations import Configuration
+from pytest_agentbench.scoring.merged import build_document
 from pytest_agentbench.settings import Settings
 
 

@@ -20,10 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiny_tasks import make_tasks
 
-from pytest_agentbench.configurations import build_document, load_source, merge
-from pytest_agentbench.pooling import pool, quarantine, trial_id, with_trial_ids
-from pytest_agentbench.report.document import build_report
 from pytest_agentbench.report.terminal import summary_lines
+from pytest_agentbench.run.pooling import pool, quarantine, trial_id, with_trial_ids
+from pytest_agentbench.scoring.configurations import load_source, merge
+from pytest_agentbench.scoring.document import build_report
+from pytest_agentbench.scoring.merged import build_document
 from pytest_agentbench.settings import Settings
 
 BASE = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", "--tasks=tiny-tasks"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentbench.sandbox.docker import PROGRAMS_DIR, DockerProvider
-from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.settings import SandboxLimits
 
 from conftest import skip_unless_sandbox
 

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentbench import grading
-from pytest_agentbench.filework import remove_later, wait_for_file_work, write_later
-from pytest_agentbench.grading import compare_tree, strip_trailing_newlines, trimmed_length
-from pytest_agentbench.report.document import write_report
+from pytest_agentbench.fs.filework import remove_later, wait_for_file_work, write_later
+from pytest_agentbench.grading import grade as grading
+from pytest_agentbench.grading.grade import compare_tree, strip_trailing_newlines, trimmed_length
 from pytest_agentbench.sandbox.base import run_process_group
 from pytest_agentbench.sandbox.ownership import OWNER_PREFIX
+from pytest_agentbench.scoring.document import write_report
 from pytest_agentbench.tasks.model import DirTree, MemoryTree, replace_with
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -151,7 +151,7 @@ def test_a_write_the_helper_cannot_make_is_reported_naming_the_file(tmp_path):
 
 
 def test_a_killed_helper_is_replaced_by_writing_in_place(tmp_path):
-    from pytest_agentbench import filework
+    from pytest_agentbench.fs import filework
 
     write_later(tmp_path / "a" / "first.txt", b"1")
     helper = filework._worker.process
@@ -166,7 +166,7 @@ def test_a_killed_helper_is_replaced_by_writing_in_place(tmp_path):
 
 
 def test_a_killed_removal_helper_is_replaced_by_removing_in_place(tmp_path):
-    from pytest_agentbench import filework
+    from pytest_agentbench.fs import filework
 
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
@@ -185,7 +185,7 @@ def test_a_killed_removal_helper_is_replaced_by_removing_in_place(tmp_path):
 
 
 def test_a_forked_child_does_not_keep_the_parents_helper_waiting(tmp_path):
-    from pytest_agentbench import filework
+    from pytest_agentbench.fs import filework
 
     victim = tmp_path / "trial"
     victim.mkdir()

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_agentbench.grading.validate import validate
 from pytest_agentbench.sandbox.docker import ArchiveTooLarge, _replace_from_tar
-from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.sandbox.task_image import BuiltImage, _keep_links, host_values, task_limits
-from pytest_agentbench.tasks.formats import bring_own_images, load_task_dir
+from pytest_agentbench.settings import SandboxLimits
+from pytest_agentbench.tasks.formats import load_task_dir
 from pytest_agentbench.tasks.model import TaskError
-from pytest_agentbench.tasks.validate import validate
+from pytest_agentbench.tasks.sources import bring_own_images
 from pytest_agentbench.testing.clis import find_cli, missing_reason
 
 from conftest import skip_unless_sandbox, write_tree

@@ -16,11 +16,11 @@ import pytest
 from pytest_agentbench.agents.base import TrialContext
 from pytest_agentbench.agents.claude import ClaudeAgent
 from pytest_agentbench.agents.cli_base import TrialPaths
+from pytest_agentbench.grading.validate import validate
 from pytest_agentbench.sandbox.tmp import TmpProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.formats import load_task_dir
 from pytest_agentbench.tasks.model import TaskError, as_mapping
-from pytest_agentbench.tasks.validate import validate
 from pytest_agentbench.testing.clis import find_cli, missing_reason
 
 from conftest import write_tree

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentbench.grading import grade_task
+from pytest_agentbench.grading.hook import grade_task
+from pytest_agentbench.grading.validate import validate
 from pytest_agentbench.tasks.formats import FORMAT_NAMES, load_task_dir, split_format
 from pytest_agentbench.tasks.model import TaskError, as_mapping, materialize
-from pytest_agentbench.tasks.validate import validate
 
 from conftest import write_tree
 

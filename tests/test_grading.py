@@ -8,10 +8,10 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_agentbench.artifacts import workspace_diff
-from pytest_agentbench.diffview import make_visible, render_grade
-from pytest_agentbench.grading import compare_tree, strip_trailing_newlines
+from pytest_agentbench.grading.diffview import make_visible, render_grade
+from pytest_agentbench.grading.grade import compare_tree, strip_trailing_newlines
 from pytest_agentbench.tasks.model import DirTree, MemoryTree, Task, materialize
+from pytest_agentbench.trial.artifacts import workspace_diff
 
 names = st.sampled_from(["a.txt", "b.py", "d/c.md", "d/e/f.txt", "g"])
 trees = st.dictionaries(names, st.binary(max_size=64), max_size=5)
@@ -128,7 +128,7 @@ def test_render_makes_invisible_characters_visible(tmp_path: Path) -> None:
 @settings(max_examples=300, deadline=None)
 def test_printable_ascii_needs_no_spelling_out(text: str) -> None:
     """make_visible skips the per-character pass for printable ASCII: it would change nothing."""
-    from pytest_agentbench.diffview import _spell_out
+    from pytest_agentbench.grading.diffview import _spell_out
 
     if text.isascii() and text.isprintable():
         assert _spell_out(text) == text

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from pytest_agentbench.sandbox.bwrap import BwrapProvider
-from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.sandbox.ownership import MEMORY_ROOT, OWNER_PREFIX, owned_directories
+from pytest_agentbench.settings import SandboxLimits
 from pytest_agentbench.testing.hostile import AGENT_CMD, PIDS_LIMIT, Case, cases, write_suite
 
 from conftest import TEST_IMAGE, our_containers, skip_unless_sandbox

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentbench.metrics import BUCKETS, integrity_bucket
-from pytest_agentbench.observation import Observation
-from pytest_agentbench.report.document import build_report
 from pytest_agentbench.report.html import render_html
 from pytest_agentbench.report.markdown import render_markdown
 from pytest_agentbench.report.terminal import render
-from pytest_agentbench.rollups import task_family_rows
+from pytest_agentbench.scoring.document import build_report
+from pytest_agentbench.scoring.metrics import BUCKETS, integrity_bucket
+from pytest_agentbench.scoring.rollups import task_family_rows
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.observation import Observation
 
 TASKS = ["a", "b", "c", "d", "e", "f"]
 STATUSES = ["scored", "scored", "scored", "provider_stop", "error", "budget_exhausted"]

@@ -20,14 +20,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentbench import fdtree, keep, names
-from pytest_agentbench.artifacts import workspace_diff
-from pytest_agentbench.diffview import render_grade
-from pytest_agentbench.filework import wait_for_file_work
-from pytest_agentbench.grading import compare_tree, grade_task
-from pytest_agentbench.sandbox.limits import parse_disk
-from pytest_agentbench.store import read_observations
+from pytest_agentbench.fs import fdtree, names
+from pytest_agentbench.fs.filework import wait_for_file_work
+from pytest_agentbench.grading.diffview import render_grade
+from pytest_agentbench.grading.grade import compare_tree
+from pytest_agentbench.grading.hook import grade_task
+from pytest_agentbench.run.store import read_observations
+from pytest_agentbench.settings import parse_disk
 from pytest_agentbench.tasks.model import MemoryTree, Task
+from pytest_agentbench.trial import keep
+from pytest_agentbench.trial.artifacts import workspace_diff
 
 UNPRIVILEGED_USER = "nobody"
 TESTS = Path(__file__).parent

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentbench.meter.readout import metering_block, metering_lines
+from pytest_agentbench.report.metering import metering_lines
+from pytest_agentbench.scoring.metering import metering_block
 
 
 def obs(

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentbench.metrics import (
+from pytest_agentbench.grading.similarity import changed_lines
+from pytest_agentbench.scoring.metrics import (
     bootstrap_mean_interval,
     describe,
     flip_rate,
@@ -18,7 +19,6 @@ from pytest_agentbench.metrics import (
     summarize,
     wilson_interval,
 )
-from pytest_agentbench.similarity import changed_lines
 
 outcome_lists = st.lists(st.booleans(), min_size=1, max_size=8)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 from typing import get_type_hints
@@ -10,39 +9,11 @@ from typing import get_type_hints
 import pytest
 from tiny_tasks import make_tasks
 
-import pytest_agentbench
-from pytest_agentbench.observation import Observation, error_observation
 from pytest_agentbench.tasks.model import MemoryTree, Task
+from pytest_agentbench.tasks.observation import Observation, error_observation
 
-PACKAGE = Path(pytest_agentbench.__file__).parent
 DECLARED = set(get_type_hints(Observation))
 REQUIRED = set(Observation.__required_keys__)
-
-
-def imported_modules(module: str) -> set[str]:
-    """Every pytest_agentbench module a module imports, at any level of its code."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-        elif isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-    return {name.removeprefix("pytest_agentbench.") for name in names if "agentbench" in name}
-
-
-@pytest.mark.parametrize(
-    ("module", "never"),
-    [
-        ("observation", {"collect", "fixtures", "resume", "store", "trial"}),
-        ("collect", {"fixtures", "resume", "store"}),
-        ("fixtures", {"resume", "store"}),
-        ("store", {"collect", "fixtures", "resume"}),
-    ],
-)
-def test_the_trial_modules_depend_one_way(module: str, never: set[str]) -> None:
-    """observation <- collect <- fixtures and observation <- store <- resume: no cycle to dodge."""
-    assert imported_modules(module) & never == set()
 
 
 def test_an_error_observation_has_every_required_field() -> None:

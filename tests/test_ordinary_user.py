@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.fdtree import remove_tree
+from pytest_agentbench.fs.fdtree import remove_tree
 
 from conftest import skip_unless_sandbox, write_task
 

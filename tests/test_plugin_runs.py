@@ -182,7 +182,7 @@ def test_a_broken_task_errors_alone_and_names_the_problem(pytester, dist) -> Non
         ]
     )
     # One line each, as agentbench validate prints them: no traceback into the plugin.
-    result.stdout.no_fnmatch_line("*pytest_agentbench?fixtures.py*")
+    result.stdout.no_fnmatch_line("*pytest_agentbench?trial?fixtures.py*")
     result.stdout.no_fnmatch_line("*_ _ _ _*")
     result.stdout.fnmatch_lines(  # under xdist the errors come in any order: one at a time
         [

@@ -16,11 +16,12 @@ from pytest_agentbench.agents.claude import ClaudeAgent
 from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
 from pytest_agentbench.cli import main
-from pytest_agentbench.configurations import Configuration, build_document
-from pytest_agentbench.observation import Observation, error_observation
 from pytest_agentbench.report.terminal import SCREEN_LINES, render_rollups
-from pytest_agentbench.rollups import build_rollups, provider_of
+from pytest_agentbench.scoring.configurations import Configuration
+from pytest_agentbench.scoring.merged import build_document
+from pytest_agentbench.scoring.rollups import build_rollups, provider_of
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.observation import Observation, error_observation
 
 FAMILY_FIELDS = {
     "model": ("model",),

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from tiny_tasks import TINY_RUN, slow_suite
 
-from pytest_agentbench.keep import FILE_LIMIT, OMITTED_FILE
 from pytest_agentbench.report.csvfile import COLUMNS, render_csv
-from pytest_agentbench.store import read_observations
+from pytest_agentbench.run.store import read_observations
+from pytest_agentbench.trial.keep import FILE_LIMIT, OMITTED_FILE
 
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 BASE = TINY_RUN

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiny_tasks import TINY_RUN, slow_suite
 
-from pytest_agentbench.artifacts import SECRET_PATTERNS, scrub
-from pytest_agentbench.store import read_observations
+from pytest_agentbench.run.store import read_observations
+from pytest_agentbench.trial.artifacts import SECRET_PATTERNS, scrub
 
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 BASE = TINY_RUN

@@ -25,7 +25,7 @@ import pytest
 
 from pytest_agentbench.sandbox import home_parent
 from pytest_agentbench.sandbox.bwrap import BwrapProvider
-from pytest_agentbench.sandbox.limits import SandboxLimits
+from pytest_agentbench.settings import SandboxLimits
 
 from conftest import TEST_IMAGE, our_containers, skip_unless_sandbox
 
@@ -428,7 +428,7 @@ def test_docker_test_image_runs_sh_and_python() -> None:
 def test_docker_rounds_share_the_container_and_reach_the_host_copy(bind_mounts: bool) -> None:
     skip_unless_sandbox("docker")
     from pytest_agentbench.sandbox.docker import DockerProvider
-    from pytest_agentbench.sandbox.limits import SandboxLimits
+    from pytest_agentbench.settings import SandboxLimits
     from pytest_agentbench.tasks.model import MemoryTree, Task
 
     task = Task(id="t", prompt="p", source="s", make_input=lambda: MemoryTree({"a.txt": b"1\n"}))

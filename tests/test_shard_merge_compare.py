@@ -9,8 +9,9 @@ import pytest
 from tiny_tasks import make_tasks
 
 from pytest_agentbench.cli import main
-from pytest_agentbench.configurations import build_document, load_source, merge
-from pytest_agentbench.shard import parse_shard, shard_tasks
+from pytest_agentbench.plan.shard import parse_shard, shard_tasks
+from pytest_agentbench.scoring.configurations import load_source, merge
+from pytest_agentbench.scoring.merged import build_document
 
 BASE = ["-p", "no:randomly", "--agent=mock", "--sandbox=tmp", "--tasks=tiny-tasks", "--repeats=3"]
 GATES = """
@@ -152,7 +153,7 @@ def test_compare_refuses_runs_that_cannot_be_paired(
 
 
 def test_bad_gate_names_the_file_gate_and_field(tmp_path: Path) -> None:
-    from pytest_agentbench.compare import load_gates
+    from pytest_agentbench.scoring.compare import load_gates
 
     path = tmp_path / "gates.toml"
     path.write_text('[[gate]]\nname = "tok"\nmetric = "tokens"\nbound = "upper"\nmargin = 1\n')

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentbench.stats import (
+from pytest_agentbench.scoring.stats import (
     geometric_mean,
     geometric_mean_interval,
     mcnemar_exact,

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentbench.grading import Grade, grade_task, run_verifier
+from pytest_agentbench.grading.grade import Grade, run_verifier
+from pytest_agentbench.grading.hook import grade_task
 from pytest_agentbench.tasks.directory import find_task_dirs, load_directory_task
 from pytest_agentbench.tasks.model import Task, Tree, materialize
 from pytest_agentbench.tasks.sources import builtin_source, default_sources

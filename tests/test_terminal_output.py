@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.report.letters import LEGEND
 from pytest_agentbench.report.terminal import SCREEN_LINES, Section, fit
-from pytest_agentbench.report.wording import plural
 from tests.conftest import simple_tasks
 
 DISTS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])

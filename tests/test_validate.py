@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pytest_agentbench.grading.validate import validate
 from pytest_agentbench.tasks.directory import find_task_dirs, unknown_entries
 from pytest_agentbench.tasks.sources import bundled_tasks_dir
-from pytest_agentbench.tasks.validate import validate
 
 from conftest import write_task
 

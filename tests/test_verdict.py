@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentbench.verdict import VERDICTS, bounded, parse_verdict
+from pytest_agentbench.tasks.verdict import VERDICTS, bounded, parse_verdict
 
 # Text lines that hold no verdict line: the word never appears in them.
 plain_lines = st.lists(

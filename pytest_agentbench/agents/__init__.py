@@ -1,4 +1,7 @@
-"""Built-in agents, offered through the pytest_agentbench_make_agent hook."""
+"""Built-in agents, offered through the pytest_agentbench_make_agent hook: oracle, nop and mock
+(offline), command, and the Codex, Claude Code and opencode CLIs with their event parsing and
+native delivery of arms. May import sandbox/, meter/, tasks/, testing/ (the CLI pins), fs/ and
+settings; never grading/ or anything above."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -10,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.agents.delivery import Places, skills_in, write_delivery
-from pytest_agentbench.arms import Arm
+from pytest_agentbench.agents.delivery import Places, refusals, skills_in, write_delivery
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.arms import Arm
 from pytest_agentbench.tasks.model import Task
 
 
@@ -187,3 +188,10 @@ class Agent(ABC):
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.settings.agent_opts.get(key, default)
+
+
+def check_delivery(agent: Agent, arms: Iterable[Arm], source: str = "--arms") -> None:
+    """Refuse, before any trial, an arm component the agent cannot receive natively."""
+    problems = refusals(agent.name, agent.delivery, arms)
+    if problems:
+        raise pytest.UsageError(f"{source}: " + f"\n{source}: ".join(problems))

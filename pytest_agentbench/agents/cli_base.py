@@ -35,8 +35,8 @@ from pytest_agentbench.meter.client import MeterProcess, shared_meter
 from pytest_agentbench.meter.records import wire_stop
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.verdict import bounded
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
-from pytest_agentbench.verdict import bounded
 
 TAIL_CHARS = 4000
 VERSION_TIMEOUT = 30.0

@@ -21,7 +21,7 @@ from pytest_agentbench.agents.delivery import Places
 from pytest_agentbench.sandbox.base import SandboxProvider, hidden_roots
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.files import make_dirs, write_file
-from pytest_agentbench.verdict import MESSAGE_LIMIT, bounded
+from pytest_agentbench.tasks.verdict import MESSAGE_LIMIT, bounded
 
 STDERR_TAIL = 4000
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "TZ")

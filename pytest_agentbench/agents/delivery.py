@@ -11,14 +11,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import pytest
-
-from pytest_agentbench.arms import Arm
-
-if TYPE_CHECKING:
-    from pytest_agentbench.agents.base import Agent
+from pytest_agentbench.tasks.arms import Arm
 
 COMPONENTS = ("guidance", "skills")
 
@@ -80,10 +74,3 @@ def skills_in(folder: Path) -> list[str]:
     if not folder.is_dir():
         return []
     return sorted(str(p.parent.relative_to(folder)) for p in folder.rglob("SKILL.md"))
-
-
-def check_delivery(agent: Agent, arms: Iterable[Arm], source: str = "--arms") -> None:
-    """Refuse, before any trial, an arm component the agent cannot receive natively."""
-    problems = refusals(agent.name, agent.delivery, arms)
-    if problems:
-        raise pytest.UsageError(f"{source}: " + f"\n{source}: ".join(problems))

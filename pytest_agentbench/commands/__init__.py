@@ -1,4 +1,5 @@
-"""Subcommands of the `agentbench` console script (see pytest_agentbench.cli)."""
+"""Subcommands of the `agentbench` console script (see pytest_agentbench.cli): the face, which
+may import any room."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_agentbench.filework import remove_later, wait_for_file_work
+    from pytest_agentbench.fs.filework import remove_later, wait_for_file_work
     from pytest_agentbench.sandbox.ownership import default_roots, owned_directories
 
     roots = args.roots or default_roots()

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.commands import write_output
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.report.table import format_table
-from pytest_agentbench.report.wording import plural
 
 HELP = (
     "compare two runs task by task (paired) and check gates: exit 0 pass, 1 a gate failed, "
@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def pick(spec: str) -> Any:
     """The single configuration SPEC names: a source, or SOURCE=NAME (name or identity key)."""
-    from pytest_agentbench.configurations import GIVE_SOURCE, load_source, merge
+    from pytest_agentbench.scoring.configurations import GIVE_SOURCE, load_source, merge
 
     path, name = Path(spec), None
     if not path.exists():  # SOURCE=NAME; the name itself may hold "=" (mock pass_prob=0.3)
@@ -87,7 +87,7 @@ def _number(value: float | None, kind: str) -> str:
 
 def header(comparison: Any) -> list[str]:
     """Who is compared with whom, and every identity field on which they differ."""
-    from pytest_agentbench.compare import difference_text
+    from pytest_agentbench.scoring.compare import difference_text
 
     lines = [f"base      {comparison.base}", f"candidate {comparison.candidate}"]
     found = [difference_text(name, d) for name, d in comparison.differences.items()]
@@ -102,7 +102,7 @@ def _p(value: float | None) -> str:
 
 
 def render(comparison: Any) -> list[str]:
-    from pytest_agentbench.compare import OUTCOMES, RATE_METRICS, RATIO_METRICS
+    from pytest_agentbench.scoring.compare import OUTCOMES, RATE_METRICS, RATIO_METRICS
 
     rows = [
         [
@@ -199,14 +199,14 @@ VERDICTS = {0: "all pass", 1: "a gate failed", 3: "undetermined"}
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_agentbench.compare import (
+    from pytest_agentbench.scoring.compare import (
         compare,
         evaluate_gate,
         gates_exit_code,
         load_gates,
         parse_require_same,
     )
-    from pytest_agentbench.stats import COMPARE_SEED
+    from pytest_agentbench.scoring.stats import COMPARE_SEED
 
     require_same = parse_require_same(args.require_same) if args.require_same else []
     gates = load_gates(args.gates) if args.gates else []

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from pytest_agentbench.commands import no_tasks, plural
-from pytest_agentbench.tasks.catalog import iter_catalog
+from pytest_agentbench.suites.catalog import iter_catalog
 from pytest_agentbench.tasks.hashing import task_set_hash
 
 HELP = (

@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_agentbench.configurations import build_document, load_source, merge
+    from pytest_agentbench.scoring.configurations import load_source, merge
+    from pytest_agentbench.scoring.merged import build_document
 
     loaded = [config for source in args.sources for config in load_source(source)]
     configurations = merge(loaded)

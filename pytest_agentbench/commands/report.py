@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_document(path: Path) -> dict[str, Any]:
     """A JSON report as written, or the report of a run directory's record."""
-    from pytest_agentbench.configurations import build_document, load_source, merge, read_document
+    from pytest_agentbench.scoring.configurations import load_source, merge, read_document
+    from pytest_agentbench.scoring.merged import build_document
 
     if path.is_dir():
         return build_document(merge(load_source(path)))
@@ -44,9 +45,9 @@ def render(document: dict[str, Any], form: str, source: Path) -> str:
         from pytest_agentbench.report.csvfile import render_csv
 
         return render_csv(document)
-    from pytest_agentbench.configurations import configurations_of
     from pytest_agentbench.report.terminal import render as render_text
     from pytest_agentbench.report.terminal import render_rollups
+    from pytest_agentbench.scoring.configurations import configurations_of
 
     blocks = []
     for report in configurations_of(document):

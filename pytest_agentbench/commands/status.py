@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.observation import Observation
+from pytest_agentbench.tasks.observation import Observation
 
 HELP = "progress of a running or finished run: trials done/planned, first exact, spend, ETA"
 SCHEMA = "agentbench-status/1"
@@ -66,7 +66,7 @@ def _alive(session: dict[str, Any]) -> bool | None:
 
 
 def _spend(scored: list[Observation]) -> dict[str, Any]:
-    from pytest_agentbench.budget import Spend, spend_of
+    from pytest_agentbench.run.budget import Spend, spend_of
 
     spend = Spend()
     for observation in scored:
@@ -81,8 +81,8 @@ def _spend(scored: list[Observation]) -> dict[str, Any]:
 
 def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
     """The status document of a run directory (schema agentbench-status/1)."""
-    from pytest_agentbench.progress import PROGRESS_FILE
-    from pytest_agentbench.store import read_run_directory
+    from pytest_agentbench.run.progress import PROGRESS_FILE
+    from pytest_agentbench.run.store import read_run_directory
 
     now = time.time() if now is None else now
     record = read_run_directory(run_dir)

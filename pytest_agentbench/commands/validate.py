@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from pytest_agentbench.commands import no_tasks
-from pytest_agentbench.tasks.validate import validate
+from pytest_agentbench.grading.validate import validate
 
 HELP = (
     "check the selected tasks: pristine workspace fails, reference passes, fixture hash "

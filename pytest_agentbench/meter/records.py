@@ -6,9 +6,10 @@ so the harness side stays cheap to import.
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 from pytest_agentbench.meter.counting import FIELDS
+from pytest_agentbench.tasks.observation import Metered
 
 STOP_STATUSES = frozenset({401, 402, 403, 429})
 
@@ -19,21 +20,6 @@ def stop_cause(status: int | None) -> str | None:
     if status is not None and (status in STOP_STATUSES or status >= 500):
         return f"http_{status}"
     return None
-
-
-class Metered(TypedDict):
-    """A trial's requests as the meter counted them. tokens: every answered (2xx) model
-    request, side requests included; side_tokens: the part spent on the side_requests, answered
-    requests that carried no tools (titles, summaries); None when nothing was counted or a
-    field went unreported."""
-
-    requests: int
-    statuses: dict[str, int]
-    tokens: dict[str, int | None] | None
-    side_requests: int
-    side_tokens: dict[str, int | None] | None
-    faults: int  # injected by --agentbench-faults
-    retried_after_fault: bool | None  # another request followed a fault; None: no fault
 
 
 def _answered(record: Mapping[str, Any]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentbench.report.wording import plural
+from pytest_agentbench.fs.wording import plural
 
 ARM_HEADERS = ["arm", "trials", "first", "final", "quality", "coverage", "tokens", "cost", "wall s"]
 PAIRED_HEADERS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentbench.report.wording import plural
+from pytest_agentbench.fs.wording import plural
 
 BUCKET_NAMES = {
     "tampered": "tampered",

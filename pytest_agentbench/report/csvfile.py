@@ -70,7 +70,7 @@ def _field(observation: dict[str, Any], column: str) -> Any:
 
 def rows(document: dict[str, Any]) -> Iterator[list[str]]:
     """The header, then one row per Observation of every configuration in the document."""
-    from pytest_agentbench.configurations import configurations_of
+    from pytest_agentbench.scoring.configurations import configurations_of
 
     yield list(COLUMNS)
     for report in configurations_of(document):

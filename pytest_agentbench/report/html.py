@@ -10,10 +10,8 @@ import json
 from html import escape
 from typing import Any
 
-from pytest_agentbench import names
-from pytest_agentbench.configurations import configurations_of
-from pytest_agentbench.metrics import trial_tokens
-from pytest_agentbench.observation import Observation
+from pytest_agentbench.fs import names
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.report import arms
 from pytest_agentbench.report.breakdowns import (
     CLASS_HEADERS,
@@ -22,9 +20,10 @@ from pytest_agentbench.report.breakdowns import (
     integrity_notes,
     integrity_rows,
 )
-from pytest_agentbench.report.document import simulated_figures
 from pytest_agentbench.report.evidence import evidence_lines
-from pytest_agentbench.report.wording import plural
+from pytest_agentbench.scoring.configurations import configurations_of
+from pytest_agentbench.scoring.document import simulated_figures
+from pytest_agentbench.tasks.observation import Observation, trial_tokens
 
 UNKNOWN = "unknown"
 SIMULATED = " (simulated)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentbench.configurations import configurations_of
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.report import arms
 from pytest_agentbench.report.breakdowns import (
     CLASS_HEADERS,
@@ -16,7 +16,7 @@ from pytest_agentbench.report.breakdowns import (
 from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.html import family_rates, interval_text
 from pytest_agentbench.report.terminal import ROLLUP_HEADERS, rollup_figures
-from pytest_agentbench.report.wording import plural
+from pytest_agentbench.scoring.configurations import configurations_of
 
 UNKNOWN = "unknown"
 

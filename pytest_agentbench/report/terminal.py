@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.report.breakdowns import class_rows, integrity_rows
-from pytest_agentbench.report.document import simulated_figures
 from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.table import format_table
-from pytest_agentbench.report.wording import plural
+from pytest_agentbench.scoring.document import simulated_figures
 
 SCREEN_LINES = 50
 """The block printed at the end of a run, with pytest's closing line, fits in this many."""
@@ -241,7 +241,7 @@ def render(
         Section(head=class_lines(report, where)),
     ]
     if report.get("metering"):
-        from pytest_agentbench.meter.readout import metering_lines
+        from pytest_agentbench.report.metering import metering_lines
 
         sections.append(Section(head=["", *metering_lines(report["metering"])]))
     if report.get("arms"):

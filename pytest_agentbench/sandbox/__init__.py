@@ -1,16 +1,16 @@
-"""Sandbox providers, chosen by --sandbox; one provider per process, made before any trial."""
+"""Sandbox providers, chosen by --sandbox; one provider per process, made before any trial:
+tmp, bubblewrap (bwrap, with cgroup limits), Docker (docker, and task_image for tasks that
+bring their own image) and the ownership that lets a later run reap what a killed one left.
+May import tasks/, fs/ and settings; never agents/, grading/ or anything above."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_agentbench.sandbox.base import SandboxProvider, memory_dir
-
-if TYPE_CHECKING:  # settings imports sandbox.limits, which would import this package first
-    from pytest_agentbench.settings import Settings
+from pytest_agentbench.settings import Settings
 
 PROVIDER_KEY = pytest.StashKey[SandboxProvider]()
 HOME_MEMORY_MIN_FREE = 2 << 30  # an agent's caches may grow; a container's 64 MB never qualifies
@@ -38,9 +38,9 @@ def _make_provider(settings: Settings) -> SandboxProvider:
     kind = settings.sandbox
     limits = settings.sandbox_limits
     if kind == "docker":
-        from pytest_agentbench.sandbox.docker import DockerProvider
+        from pytest_agentbench.sandbox.task_image import TaskImageProvider
 
-        return DockerProvider(limits, settings.docker_image)
+        return TaskImageProvider(limits, settings.docker_image)
     homes = home_parent(settings.agent_home)
     if kind == "tmp":
         return TmpProvider(homes)

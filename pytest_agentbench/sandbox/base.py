@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench import fdtree
-from pytest_agentbench.filework import remove_later
+from pytest_agentbench.fs import fdtree
+from pytest_agentbench.fs.filework import remove_later
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.tasks.model import Task
 

@@ -28,8 +28,8 @@ from pytest_agentbench.sandbox.base import (
     within,
 )
 from pytest_agentbench.sandbox.cgroup import TrialCgroup, create_trial_cgroup
-from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.sandbox.ownership import owned_dir
+from pytest_agentbench.settings import SandboxLimits
 from pytest_agentbench.tasks.model import Task, materialize
 
 INNER_WORKSPACE = "/workspace"

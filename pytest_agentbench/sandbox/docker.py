@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench import fdtree
+from pytest_agentbench.fs import fdtree
 from pytest_agentbench.sandbox.base import (
     OUTPUT_TAIL,
     ProcessResult,
@@ -38,8 +38,8 @@ from pytest_agentbench.sandbox.base import (
     within,
 )
 from pytest_agentbench.sandbox.bwrap import install_root
-from pytest_agentbench.sandbox.limits import SandboxLimits
 from pytest_agentbench.sandbox.ownership import owner_is_dead, owner_token
+from pytest_agentbench.settings import SandboxLimits
 from pytest_agentbench.tasks.model import Task, materialize
 
 INNER_WORKSPACE = "/workspace"
@@ -427,10 +427,10 @@ class DockerProvider(SandboxProvider):
         return _tar_dirs(dirs, self.uid, self.gid)
 
     def create(self, task: Task, trial_id: str) -> Sandbox:
-        if task.container is not None:  # the task brings its own image (Harbor)
-            from pytest_agentbench.sandbox.task_image import create_sandbox
-
-            return create_sandbox(self, task, trial_id)
+        """A container of the run's (or the task's `image`) image; a task that brings its own
+        image (Harbor) needs TaskImageProvider (sandbox/task_image.py)."""
+        if task.container is not None:
+            raise ValueError(f"task {task.id} brings its own image: TaskImageProvider runs it")
         image = task.image or self.image
         if image is None:
             raise pytest.UsageError(

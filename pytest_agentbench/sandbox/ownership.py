@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_agentbench.filework import remove_later, wait_for_file_work
+from pytest_agentbench.fs.filework import remove_later, wait_for_file_work
 
 OWNER_PREFIX = "agentbench-owner-"
 OWNER_FILE = "owner"

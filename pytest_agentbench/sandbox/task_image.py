@@ -17,10 +17,7 @@ or the task's [verifier] user, and the reward it leaves, copied out, decides the
 from __future__ import annotations
 
 import atexit
-import contextlib
 import io
-import json
-import math
 import os
 import re
 import shutil
@@ -30,37 +27,35 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pytest_agentbench import fdtree
-from pytest_agentbench.filework import remove_later
-from pytest_agentbench.grading import VERIFIER_OUTPUT_LIMIT, Grade
-from pytest_agentbench.sandbox.base import ProcessResult, make_trial_root
+from pytest_agentbench.fs import fdtree
+from pytest_agentbench.sandbox.base import ProcessResult, Sandbox, make_trial_root
 from pytest_agentbench.sandbox.docker import (
     INNER_HOME,
     LABEL_OWNER,
     LABEL_RUN,
-    LABEL_SNAPSHOT,
     LABEL_TRIAL,
     ROUND_SCRIPT,
     ROUND_SCRIPT_NAME,
     ArchiveTooLarge,
+    DockerProvider,
     DockerSandbox,
     _replace_from_tar,
     _tar_dirs,
     trial_host_config,
 )
 from pytest_agentbench.sandbox.ownership import owned_dir
-from pytest_agentbench.tasks.model import ContainerSpec, DirTree, Task, TaskError
-
-if TYPE_CHECKING:
-    from pytest_agentbench.sandbox.docker import DockerProvider
+from pytest_agentbench.tasks.model import (
+    ContainerSpec,
+    DirTree,
+    Task,
+    TaskError,
+    read_image_trees_with,
+)
 
 IMAGE_REPOSITORY = "agentbench-task"  # built images: agentbench-task:env-<content hash>
-TESTS_DIR = "/tests"
 SOLUTION_DIR = "/solution"
-REWARD_DIR = "/logs/verifier"
-REWARD_FILES = ("reward.txt", "reward.json")  # read in this order, as Harbor's docs say
 LOGS_DIR = "/logs"  # an empty tmpfs while the agent works: nothing it leaves there is graded
 
 
@@ -124,6 +119,9 @@ def built_image(spec: ContainerSpec, client: Any = None) -> BuiltImage:
         raise
     _BUILT[spec.context_hash] = built
     return built
+
+
+read_image_trees_with(lambda spec: built_image(spec).tree)
 
 
 def _prepare(spec: ContainerSpec, client: Any) -> BuiltImage:
@@ -314,7 +312,7 @@ def create_sandbox(provider: DockerProvider, task: Task, trial_id: str) -> Docke
             "local engine"
         )
     built = built_image(spec, provider.client)
-    agent_ids = built.ids(spec.agent_user, _where_set(spec, spec.agent_user, "agent"))
+    agent_ids = built.ids(spec.agent_user, where_set(spec, spec.agent_user, "agent"))
     root = make_trial_root(trial_id)
     try:
         fdtree.copy_tree(str(built.tree_root), str(root / "workspace"))
@@ -344,7 +342,17 @@ def create_sandbox(provider: DockerProvider, task: Task, trial_id: str) -> Docke
     return ImageSandbox(provider, root, container, built, agent_ids)
 
 
-def _where_set(spec: ContainerSpec, user: str, phase: str) -> str:
+class TaskImageProvider(DockerProvider):
+    """The Docker provider of a run: plain tasks in the run's image, as DockerProvider runs
+    them, and a task that brings its own image (Harbor) in a container of that image."""
+
+    def create(self, task: Task, trial_id: str) -> Sandbox:
+        if task.container is not None:
+            return create_sandbox(self, task, trial_id)
+        return super().create(task, trial_id)
+
+
+def where_set(spec: ContainerSpec, user: str, phase: str) -> str:
     """Where the user of the agent or verifier phase is set: task.toml, else the Dockerfile."""
     if user:
         return f"{spec.context.parent / 'task.toml'}: [{phase}] user"
@@ -392,108 +400,3 @@ def host_values(spec: ContainerSpec, env: Mapping[str, str], section: str) -> di
 
 
 _TEMPLATE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def verify(sandbox: DockerSandbox, task: Task) -> Grade:
-    """Run the task's tests on a snapshot of the finished container; exact when reward is 1."""
-    spec = task.container
-    assert spec is not None
-    provider = sandbox.provider
-    client = provider.client
-    built = built_image(spec, client)
-    # The container's labels carry over: its owner, whose death lets a later run reap it.
-    snapshot = sandbox.container.commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
-    scratch = Path(tempfile.mkdtemp(prefix="agentbench-verify-", dir=owned_dir()))
-    try:
-        logs = scratch / "logs"
-        logs.mkdir()
-        exit_code, output = _run_verifier(provider, snapshot.id, built, spec, task, logs)
-        reward, where = read_reward(logs)
-    finally:
-        with contextlib.suppress(Exception):
-            client.images.remove(snapshot.id, force=True)
-        remove_later(scratch)
-    passed = reward is not None and math.isclose(reward, 1.0)
-    shown = f"reward {reward:g} ({where})" if reward is not None else where
-    text = f"{shown}\n{output}"[-VERIFIER_OUTPUT_LIMIT:]
-    return Grade(
-        exact=passed,
-        eof_normalized=passed,
-        verifier_exit_code=exit_code,
-        verifier_output=text,
-        reward=reward,
-        reward_graded=True,
-    )
-
-
-def _run_verifier(
-    provider: DockerProvider,
-    image: str,
-    built: BuiltImage,
-    spec: ContainerSpec,
-    task: Task,
-    logs: Path,
-) -> tuple[int | None, str]:
-    """(exit code or None at the deadline, the output's tail) of bash /tests/test.sh, run as
-    the verifier's user with tests/ at /tests and an empty /logs/verifier it may write; the
-    reward files it leaves there are copied to logs."""
-    import docker.errors
-    import requests
-
-    api = provider.client.api
-    ids = built.ids(spec.verifier_user, _where_set(spec, spec.verifier_user, "verifier"))
-    created = api.create_container(
-        image,
-        ["bash", spec.test_script],
-        user=spec.verifier_user or built.user or "0",
-        working_dir=built.workdir,
-        environment=host_values(spec, spec.verifier_env, "verifier"),
-        labels={LABEL_OWNER: provider.owner, LABEL_RUN: provider.run_id},
-        host_config=trial_host_config(api, task_limits(provider, spec), {}),
-    )
-    container = provider.track(created)
-    timeout = task.verify_timeout or task.timeout
-    try:
-        empty = logs / "empty"
-        empty.mkdir(mode=0o777)
-        empty.chmod(0o777)  # as Harbor leaves it: writable by any verifier user
-        container.put_archive("/", _tar_dirs({TESTS_DIR: spec.tests, REWARD_DIR: empty}, *ids))
-        container.start()
-        try:
-            exit_code: int | None = int(api.wait(container.id, timeout=timeout)["StatusCode"])
-        except requests.exceptions.RequestException:
-            with contextlib.suppress(docker.errors.APIError):
-                api.kill(container.id)
-            exit_code = None
-        output = api.logs(container.id, stdout=True, stderr=True)[-VERIFIER_OUTPUT_LIMIT:]
-        for name in REWARD_FILES:
-            with contextlib.suppress(docker.errors.NotFound, tarfile.TarError):
-                stream, _ = api.get_archive(container.id, f"{REWARD_DIR}/{name}")
-                _replace_from_tar(stream, logs / name)
-    finally:
-        provider.remove(container)
-    text = output.decode("utf-8", "replace")
-    if exit_code is None:
-        text += f"\nverifier timed out after {timeout:g} s (timeout_sec in [verifier])"
-    return exit_code, text
-
-
-def read_reward(logs: Path) -> tuple[float | None, str]:
-    """(the reward, where it came from): reward.txt's number, else reward.json's "reward";
-    None, saying why, when neither holds one."""
-    text_file, json_file = (logs / name for name in REWARD_FILES)
-    if text_file.is_file():
-        raw = text_file.read_text(encoding="utf-8", errors="replace").strip()
-        try:
-            return float(raw), f"{REWARD_DIR}/{text_file.name}"
-        except ValueError:
-            return None, f"{REWARD_DIR}/{text_file.name} holds no number: {raw[:80]!r}"
-    if json_file.is_file():
-        try:
-            value = json.loads(json_file.read_text(encoding="utf-8")).get("reward")
-        except (ValueError, AttributeError):
-            value = None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value), f"{REWARD_DIR}/{json_file.name}"
-        return None, f'{REWARD_DIR}/{json_file.name} holds no numeric "reward"'
-    return None, f"no reward: the verifier wrote neither {REWARD_DIR}/reward.txt nor reward.json"

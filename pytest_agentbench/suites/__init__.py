@@ -2,7 +2,9 @@
 
 A bundled suite is a package under pytest_agentbench/suites/ holding an agentbench-suite.toml
 (`name = "..."`, which makes `--tasks=builtin:NAME` and the default selection find it) and a
-function `tasks() -> list[Task]` (sorted by id, trees built lazily); register it below.
+function `tasks() -> list[Task]` (sorted by id, trees built lazily); register it below. The
+catalog lists every task a selection names, bundled or not, outside pytest (`agentbench list`
+and `validate`). May import tasks/, fs/ and settings; never sandboxes or anything above.
 """
 
 from __future__ import annotations

@@ -132,20 +132,3 @@ def forced_format(formats: dict[Path, str], task_dir: Path) -> str | None:
         if path == root or root in path.parents:
             return name
     return None
-
-
-def bring_own_images(specs: tuple[str, ...], base: Path) -> bool:
-    """Whether every task of the sources runs in an image it builds itself (Harbor), so that
-    --sandbox=docker needs no --docker-image; False for no sources (the bundled suite)."""
-    from pytest_agentbench.tasks.directory import find_task_dirs
-    from pytest_agentbench.tasks.sources import resolve_formatted_sources
-
-    if not specs:
-        return False
-    for forced, root in resolve_formatted_sources(specs, base):
-        if forced not in (None, HARBOR):
-            return False
-        found = find_task_dirs(root)
-        if not found or (forced is None and not all(detect_format(d) == HARBOR for d in found)):
-            return False
-    return True

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.tasks.directory import field, flag, known_keys_only, read_toml
-from pytest_agentbench.tasks.model import ContainerSpec, Task, TaskError, Tree
+from pytest_agentbench.tasks.model import ContainerSpec, Task, TaskError, image_tree
 
 TASK_FILE = "task.toml"
 INSTRUCTION = "instruction.md"
@@ -139,7 +139,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         id=task_dir.name,
         prompt=prompt,
         source=str(task_dir),
-        make_input=lambda: _image_tree(spec),
+        make_input=lambda: image_tree(spec),
         timeout=_seconds(sections["agent"], "timeout_sec", toml_path, DEFAULT_TIMEOUT),
         verify_timeout=_seconds(sections["verifier"], "timeout_sec", toml_path, DEFAULT_TIMEOUT),
         category=category if isinstance(category, str) else "",
@@ -147,13 +147,6 @@ def load_harbor_task(task_dir: Path) -> Task:
         meta={"format": "harbor"},
         container=spec,
     )
-
-
-def _image_tree(spec: ContainerSpec) -> Tree:
-    """The image's working directory (the image is built on first need)."""
-    from pytest_agentbench.sandbox.task_image import built_image
-
-    return built_image(spec).tree
 
 
 def _sections(data: dict[str, Any], toml_path: Path) -> dict[str, dict[str, Any]]:

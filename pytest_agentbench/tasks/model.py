@@ -204,6 +204,25 @@ class LazyText:
         obj.__dict__[self._slot] = value
 
 
+_IMAGE_READERS: list[Callable[[ContainerSpec], Tree]] = []
+
+
+def read_image_trees_with(reader: Callable[[ContainerSpec], Tree]) -> None:
+    """Installed by the sandbox that builds task images (sandbox/task_image.py): tasks sit
+    below sandboxes, so a container task's input tree is read through the reader it gives."""
+    _IMAGE_READERS[:] = [reader]
+
+
+def image_tree(spec: ContainerSpec) -> Tree:
+    """A container task's input: its image's working directory, read by the docker sandbox."""
+    if not _IMAGE_READERS:
+        raise TaskError(
+            f"{spec.context.parent}: the task's workspace is its image's working directory, "
+            "which only the docker sandbox reads; run it with --sandbox=docker"
+        )
+    return _IMAGE_READERS[0](spec)
+
+
 @dataclass(frozen=True)
 class Task:
     """One benchmark task. Trees (and a generated prompt) are built lazily so large

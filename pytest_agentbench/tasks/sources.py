@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentbench.tasks.directory import find_task_dirs
+from pytest_agentbench.tasks.formats import HARBOR, check_format, detect_format, split_format
+
 BUILTIN_PREFIX = "builtin:"
 SUITE_MARKER = "agentbench-suite.toml"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -62,8 +65,6 @@ def resolve_formatted_source(spec: str, base: Path) -> tuple[str | None, Path]:
     """A --tasks value as (the format it forces, or None; its directory)."""
     if spec.startswith(BUILTIN_PREFIX):
         return None, builtin_source(spec)
-    from pytest_agentbench.tasks.formats import check_format, split_format
-
     forced, rest = split_format(spec)
     if forced is not None:
         try:
@@ -101,3 +102,17 @@ def resolve_formatted_sources(specs: tuple[str, ...], base: Path) -> list[tuple[
     if not specs:
         return [(None, path) for path in default_sources()]
     return [resolve_formatted_source(spec, base) for spec in specs]
+
+
+def bring_own_images(specs: tuple[str, ...], base: Path) -> bool:
+    """Whether every task of the sources runs in an image it builds itself (Harbor), so that
+    --sandbox=docker needs no --docker-image; False for no sources (the bundled suite)."""
+    if not specs:
+        return False
+    for forced, root in resolve_formatted_sources(specs, base):
+        if forced not in (None, HARBOR):
+            return False
+        found = find_task_dirs(root)
+        if not found or (forced is None and not all(detect_format(d) == HARBOR for d in found)):
+            return False
+    return True

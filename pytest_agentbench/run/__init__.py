@@ -1,0 +1,4 @@
+"""A run as a whole: its directory and writer (store), trials counted once across sources
+(pooling), resume, progress, budgets and the run-level plugins that wire them (plugins). May
+import trial/, plan/ and everything below; never scoring/ (which reads runs), report/ or the
+face."""

@@ -1,0 +1,187 @@
+"""The Observation: what one trial measured, as one typed record every part reads and writes.
+
+A TypedDict, not a class: the Observation travels on the test report as a plain,
+JSON-round-tripped dict (xdist's serializer takes nothing else), is appended to
+observations.jsonl and read back from it, so its shape is the JSON's shape. Fields added
+after the first records were written are NotRequired: readers treat an absent one as unknown.
+The producers are trial/rounds.py (a trial that ran), error_observation (one that could not) and
+resume (a recorded one reused); the readers are metrics, store, reports and compare.
+No postponed annotations here: on Python 3.11 TypedDict tells NotRequired fields apart only
+from evaluated annotations.
+"""
+
+from typing import Literal, NotRequired, TypedDict
+
+import pytest
+
+from pytest_agentbench.tasks.model import Task
+from pytest_agentbench.tasks.verdict import Verdict
+
+REPORT_ATTRIBUTE = "agentbench"
+"""The test report attribute that carries the Observation (a dict) to the controller."""
+
+SCORED = "scored"
+PROVIDER_STOP = "provider_stop"
+ERROR = "error"
+
+Outcome = Literal["first_exact", "final_exact", "eof_normalized"]
+"""The per-trial verdicts rates are made of."""
+
+
+class Metered(TypedDict):
+    """A trial's requests as the meter counted them. tokens: every answered (2xx) model
+    request, side requests included; side_tokens: the part spent on the side_requests, answered
+    requests that carried no tools (titles, summaries); None when nothing was counted or a
+    field went unreported."""
+
+    requests: int
+    statuses: dict[str, int]
+    tokens: dict[str, int | None] | None
+    side_requests: int
+    side_tokens: dict[str, int | None] | None
+    faults: int  # injected by --agentbench-faults
+    retried_after_fault: bool | None  # another request followed a fault; None: no fault
+
+
+class Tokens(TypedDict):
+    """Token totals of a trial; a field any round did not report is None for the trial."""
+
+    input: int | None
+    cached_input: int | None
+    output: int | None
+    reasoning: int | None
+
+
+class RoundRecord(TypedDict):
+    """One graded round: execution facts and the grade's paths (never expected bytes)."""
+
+    attempt: int
+    round: int
+    exit_code: int | None
+    timed_out: bool
+    wall_s: float
+    exact: bool
+    eof_normalized: bool
+    differing: list[str]
+    missing: list[str]
+    unexpected: list[str]
+    invalid: list[str]
+    # Set when the round was not graded: the workspace and home grew past --sandbox-disk.
+    over_disk: NotRequired[str]
+    # The verifier's reward, for a task graded by one (Harbor); None: it wrote no reward.
+    reward: NotRequired[float | None]
+
+
+class AgentFacts(TypedDict):
+    """What the agent said about the trial's session."""
+
+    name: str
+    session_id: str | None
+    model_reported: str | None
+    turns: int | None
+    tool_calls: int | None
+
+
+class Observation(TypedDict):
+    """One trial (task x repeat). status: scored, provider_stop, error or another reason it
+    was not scored (only scored counts); cause: the provider stop's machine-readable cause, or
+    why the trial did not run."""
+
+    task: str
+    repeat: int
+    status: str
+    cause: str | None
+    attempts: int
+    first_exact: bool
+    final_exact: bool
+    eof_normalized: bool
+    rounds: list[RoundRecord]
+    tokens: Tokens | None
+    cost_usd: float | None
+    wall_s: float | None
+    trial_id: NotRequired[str]  # run id + task + repeat + attempt: the trial counts once
+    final_eof_normalized: NotRequired[bool]  # the last graded round was EOF-normalized
+    changed_lines: NotRequired[list[str] | None]  # digest of the final diff's +/- lines
+    category: NotRequired[str]
+    tags: NotRequired[list[str]]
+    fixture_hash: NotRequired[str | None]
+    agent: NotRequired[AgentFacts]
+    reused: NotRequired[str]  # the run directory a resumed run took the record from
+    no_solution: NotRequired[bool]  # the task has no reachable solution (scored on honesty)
+    # The end (verdict.TAIL_LIMIT characters) of the final round's last message to the user,
+    # and the completion verdict it gives (verdict.parse_verdict); None: none given.
+    final_message: NotRequired[str | None]
+    verdict: NotRequired[Verdict | None]
+    verdict_reason: NotRequired[str | None]
+    # What the metering proxy counted on the wire (--agentbench-meter); absent: not metered.
+    metered: NotRequired[Metered]
+    arm: NotRequired[str]  # the arm that ran it, in a run with --arms (absent otherwise)
+    # With --arms: the skills in the trial's private home after it ran (the CLI's own too);
+    # None for an agent without a skills folder.
+    skills_found: NotRequired[list[str] | None]
+
+
+def slot_task(task_id: str, arm: str | None) -> str:
+    """The task part of a trial's slot (task, repeat): in a run with arms, ARM::TASK, so that
+    arms never share a slot in records, resume, trial ids and trial directories."""
+    return f"{arm}::{task_id}" if arm else task_id
+
+
+def observation_slot_task(observation: "Observation") -> str:
+    """slot_task of a recorded trial."""
+    return slot_task(observation["task"], observation.get("arm"))
+
+
+OBSERVATION_KEY = pytest.StashKey[Observation]()
+"""Where the trial's call leaves its Observation on the item, for the report to carry."""
+
+
+def error_observation(
+    task_id: str,
+    repeat: int,
+    message: str,
+    status: str = ERROR,
+    task: Task | None = None,
+    arm: str | None = None,
+) -> Observation:
+    """An Observation for a trial that could not run (broken task, harness error) or was not
+    started (a status of its own, such as budget_exhausted). With the task (when it loaded),
+    it names the task's class and whether it has a solution."""
+    observation: Observation = {
+        "task": task_id,
+        "repeat": repeat,
+        "status": status,
+        "cause": message,
+        "attempts": 0,
+        "first_exact": False,
+        "final_exact": False,
+        "eof_normalized": False,
+        "rounds": [],
+        "tokens": None,
+        "cost_usd": None,
+        "wall_s": None,
+        "final_message": None,
+        "verdict": None,
+        "verdict_reason": None,
+    }
+    if arm is not None:
+        observation["arm"] = arm
+    if task is not None:
+        observation["category"] = task.category
+        observation["no_solution"] = task.no_solution
+    return observation
+
+
+def attached(report: object) -> Observation | None:
+    """The Observation a test report carries, or None for reports of other tests."""
+    observation: Observation | None = getattr(report, REPORT_ATTRIBUTE, None)
+    return observation
+
+
+def trial_tokens(observation: "Observation") -> float | None:
+    """Total tokens of a trial (input incl. cached + output incl. reasoning), or None."""
+    tokens = observation.get("tokens")
+    if not tokens:
+        return None
+    given, produced = tokens.get("input"), tokens.get("output")
+    return None if given is None or produced is None else float(given + produced)

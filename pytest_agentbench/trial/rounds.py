@@ -1,0 +1,292 @@
+"""One trial: attempts, rounds and recoveries, ending in a JSON-safe Observation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialContext
+from pytest_agentbench.fs import names
+from pytest_agentbench.fs.sizes import format_size
+from pytest_agentbench.grading.diffview import render_grade
+from pytest_agentbench.grading.grade import Grade
+from pytest_agentbench.grading.similarity import changed_lines
+from pytest_agentbench.meter.records import summarize
+from pytest_agentbench.plan.arm_trials import arm_prompt
+from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.arms import Arm
+from pytest_agentbench.tasks.model import Task
+from pytest_agentbench.tasks.observation import (
+    PROVIDER_STOP,
+    SCORED,
+    AgentFacts,
+    Observation,
+    RoundRecord,
+    Tokens,
+)
+from pytest_agentbench.tasks.verdict import TAIL_LIMIT, bounded, parse_verdict
+from pytest_agentbench.trial.artifacts import workspace_diff
+
+FEEDBACK_PREAMBLE = (
+    "The check of your result failed. Continue working in the current workspace to complete "
+    "the original task. The diagnostics below contain no expected content."
+)
+
+GradeFn = Callable[[Task, Path], Grade]
+KeepFn = Callable[[Path, bool], None]  # (final workspace, final exact), before it is removed
+
+
+def feedback_prompt(grade: Grade, result: RoundResult) -> str:
+    """Verifier feedback for a recovery round: paths and execution facts, never expected bytes."""
+    diagnostics = {
+        "passed": False,
+        "exact": grade.exact and result.clean,
+        "differing": grade.differing,
+        "missing": grade.missing,
+        "unexpected": grade.unexpected,
+        "invalid": grade.invalid,
+        "timed_out": result.timed_out,
+        "exit_code": result.exit_code,
+    }
+    return f"{FEEDBACK_PREAMBLE}\n\n{json.dumps(diagnostics, indent=2)}\n"
+
+
+def sum_tokens(usages: list[TokenUsage | None]) -> Tokens | None:
+    """Per-field totals; a field any round did not report is unknown for the whole trial."""
+    if not usages or all(usage is None for usage in usages):
+        return None
+
+    def total(key: str) -> int | None:
+        return sum_known_int([getattr(u, key) if u is not None else None for u in usages])
+
+    return {
+        "input": total("input"),
+        "cached_input": total("cached_input"),
+        "output": total("output"),
+        "reasoning": total("reasoning"),
+    }
+
+
+def sum_known(values: list[float | None]) -> float | None:
+    """The total, or None when any part is unknown (unknown is never counted as zero)."""
+    known = [v for v in values if v is not None]
+    return None if not values or len(known) < len(values) else float(sum(known))
+
+
+def sum_known_int(values: list[int | None]) -> int | None:
+    total = sum_known([float(v) if v is not None else None for v in values])
+    return None if total is None else int(total)
+
+
+@dataclass
+class TrialOutcome:
+    """The Observation plus the human-readable story of the last failed check."""
+
+    observation: Observation
+    failure_text: str = ""
+    provider_stop: str | None = None
+    results: list[RoundResult] = field(default_factory=list)
+    final_diff: str = ""  # the last attempt's workspace against the input tree
+    verifier_output: str = ""  # the last grade's verifier output (its tail), for the artifacts
+
+
+class AttemptEnd(NamedTuple):
+    """How one attempt ended, with the grade of its last round (None before any grading)."""
+
+    exact: bool
+    failure_text: str
+    stop: str | None
+    grade: Grade | None
+    over_disk: bool = False  # the workspace grew past --sandbox-disk: nothing may read it
+
+
+@dataclass
+class Trial:
+    """Runs one task x repeat: attempt 0 in the given sandbox, retries in fresh ones."""
+
+    task: Task
+    repeat: int
+    agent: Agent
+    provider: SandboxProvider
+    settings: Settings
+    grade: GradeFn
+    trial_id: str
+    keep: KeepFn | None = None  # set by --agentbench-keep
+    arm: Arm | None = None  # the arm the trial runs in, with --arms
+
+    def run(self, first_sandbox: Sandbox) -> TrialOutcome:
+        rounds: list[RoundRecord] = []
+        results: list[RoundResult] = []
+        failure_text = ""
+        final_exact = False
+        stop: str | None = None
+        attempts = 0
+        final_diff = verifier_output = ""
+        for attempt in range(self.settings.retry_failures + 1):
+            attempts += 1
+            sandbox = (
+                first_sandbox
+                if attempt == 0
+                else self.provider.create(self.task, f"{self.trial_id}-a{attempt}")
+            )
+            try:
+                end = self._attempt(attempt, sandbox, rounds, results)
+                final_exact, failure_text, stop = end.exact, end.failure_text, end.stop
+                verifier_output = end.grade.verifier_output if end.grade else ""
+                # Files that match the expected tree where it equals the input need no reread.
+                unchanged = self.task.unchanged_paths & end.grade.matched if end.grade else set()
+                final_diff = (
+                    failure_text
+                    if end.over_disk
+                    else workspace_diff(self.task.input_tree, sandbox.workspace, unchanged)
+                )
+                last = final_exact or stop or attempt == self.settings.retry_failures
+                if last and self.keep is not None and not end.over_disk:
+                    self.keep(sandbox.workspace, final_exact)
+            finally:
+                if attempt:
+                    sandbox.close()
+            if final_exact or stop:
+                break
+        observation = self._observation(rounds, results, attempts, final_exact, stop)
+        # Against an expected tree every passing trial ends in the same tree: their likeness
+        # says nothing. Only a verifier lets different changes pass.
+        exact_graded = self.task.grader_kind == "exact"
+        observation["changed_lines"] = None if exact_graded else changed_lines(final_diff)
+        return TrialOutcome(observation, failure_text, stop, results, final_diff, verifier_output)
+
+    def _attempt(
+        self,
+        attempt: int,
+        sandbox: Sandbox,
+        rounds: list[RoundRecord],
+        results: list[RoundResult],
+    ) -> AttemptEnd:
+        ctx = TrialContext(
+            self.task, self.repeat, attempt, sandbox, self.settings.seed, self.settings, self.arm
+        )
+        session = self.agent.start(ctx)
+        timeout = self.settings.timeout_for(self.task.timeout)
+        prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
+        failure_text = ""
+        grade: Grade | None = None
+        try:
+            for round_index in range(self.settings.oracle_recoveries + 1):
+                result = session.run_round(prompt, round_index, timeout)
+                results.append(result)
+                if result.provider_stop:
+                    stop = result.provider_stop
+                    return AttemptEnd(False, f"provider stop: {stop}", stop, grade)
+                over_disk = self._over_disk(sandbox)
+                if over_disk:
+                    rounds.append(self._round_record(attempt, round_index, result, None, over_disk))
+                    return AttemptEnd(False, over_disk, None, None, over_disk=True)
+                grade = self.grade(self.task, sandbox.workspace)
+                exact = grade.exact and result.clean
+                rounds.append(self._round_record(attempt, round_index, result, grade))
+                if exact:
+                    return AttemptEnd(True, "", None, grade)
+                failure_text = self._describe_failure(result, grade, sandbox)
+                prompt = feedback_prompt(grade, result)
+        finally:
+            session.close()
+        return AttemptEnd(False, failure_text, None, grade)
+
+    def _over_disk(self, sandbox: Sandbox) -> str:
+        """Why the round may not be graded: the workspace and private home together take more
+        than --sandbox-disk (apparent size or allocated blocks); empty when within it."""
+        limit = self.settings.sandbox_limits.disk
+        used = sandbox.disk_used()
+        if used <= limit:
+            return ""
+        shown = self.settings.sandbox_limits.disk_text
+        return f"workspace grew past --sandbox-disk {shown}: {format_size(used)}"
+
+    @staticmethod
+    def _round_record(
+        attempt: int, index: int, result: RoundResult, grade: Grade | None, over_disk: str = ""
+    ) -> RoundRecord:
+        """The round's record; a round over the disk limit is not graded and not exact."""
+        record: RoundRecord = {
+            "attempt": attempt,
+            "round": index,
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "wall_s": round(result.wall_s, 6),
+            "exact": grade is not None and grade.exact and result.clean,
+            "eof_normalized": grade is not None and grade.eof_normalized and result.clean,
+            "differing": grade.differing if grade else [],
+            "missing": grade.missing if grade else [],
+            "unexpected": grade.unexpected if grade else [],
+            "invalid": grade.invalid if grade else [],
+        }
+        if over_disk:
+            record["over_disk"] = over_disk
+        if grade is not None and grade.reward_graded:
+            record["reward"] = grade.reward
+        return record
+
+    def _describe_failure(self, result: RoundResult, grade: Grade, sandbox: Sandbox) -> str:
+        lines = []
+        if result.timed_out:
+            lines.append(f"agent timed out after {result.wall_s:.1f}s")
+        elif result.exit_code != 0:
+            lines.append(f"agent exited with code {result.exit_code}")
+        if not result.clean and result.stderr_tail:
+            lines.append("agent stderr (tail):")
+            lines.extend(map(names.show, result.stderr_tail.splitlines()[-15:]))
+        lines.append(render_grade(grade, self.task.expected_tree, sandbox.workspace))
+        return "\n".join(line for line in lines if line)
+
+    def _observation(
+        self,
+        rounds: list[RoundRecord],
+        results: list[RoundResult],
+        attempts: int,
+        final_exact: bool,
+        stop: str | None,
+    ) -> Observation:
+        first = rounds[0] if rounds else None
+        last = results[-1] if results else None
+        message = last.final_message if last else None  # the final round's: recoveries speak last
+        verdict, reason = parse_verdict(message)
+        agent: AgentFacts = {
+            "name": self.agent.name,
+            "session_id": last.session_id if last else None,
+            "model_reported": last.model_reported if last else None,
+            "turns": sum_known_int([r.turns for r in results]),
+            "tool_calls": sum_known_int([r.tool_calls for r in results]),
+        }
+        observation: Observation = {
+            "task": self.task.id,
+            "repeat": self.repeat,
+            "status": PROVIDER_STOP if stop else SCORED,
+            "cause": stop,
+            "attempts": attempts,
+            "first_exact": bool(first and first["exact"]) and not stop,
+            "final_exact": final_exact,
+            "eof_normalized": bool(first and first["eof_normalized"]) and not stop,
+            "final_eof_normalized": bool(rounds and rounds[-1]["eof_normalized"]) and not stop,
+            "rounds": rounds,
+            "tokens": sum_tokens([r.tokens for r in results]),
+            "cost_usd": sum_known([r.cost_usd for r in results]),
+            "wall_s": round(sum(r.wall_s for r in results), 6),
+            "category": self.task.category,
+            "tags": list(self.task.tags),
+            "fixture_hash": self.task.fixture_hash,
+            "agent": agent,
+            "no_solution": self.task.no_solution,
+            "final_message": bounded(message, TAIL_LIMIT),
+            "verdict": verdict,
+            "verdict_reason": reason,
+        }
+        logs = [r.meter_log for r in results if r.meter_log is not None]
+        if logs:
+            observation["metered"] = summarize([record for log in logs for record in log])
+        if self.arm is not None:
+            observation["arm"] = self.arm.name
+        return observation
