@@ -29,7 +29,8 @@ fi
 
 interpreter="$("$PYTHON" -c 'import os, sys; print(os.path.realpath(sys.executable))')"
 prefix="$("$PYTHON" -c 'import sys; print(sys.base_prefix)')"
-for start in "$(dirname "$interpreter")" "$prefix" "$(pwd)"; do
+venv="$("$PYTHON" -c 'import sys; print(sys.prefix)')"  # the virtualenv, when PYTHON is one's
+for start in "$(dirname "$interpreter")" "$prefix" "$venv" "$(pwd)"; do
   dir="$start"
   while [ "$dir" != / ]; do
     $SUDO chmod o+x "$dir"
@@ -39,6 +40,6 @@ done
 as_user() { if [ -z "$SUDO" ]; then runuser -u "$USER_NAME" -- "$@"; else sudo -u "$USER_NAME" -- "$@"; fi; }
 as_user test -r pyproject.toml \
   || die "$USER_NAME cannot read the checkout $(pwd); check it out where others may read it"
-as_user "$interpreter" -c 'import pytest_agentbench' \
-  || die "$USER_NAME cannot import pytest_agentbench with $interpreter"
-say "$USER_NAME runs $interpreter and imports the checkout; groups: $(id -nG "$USER_NAME")"
+as_user "$PYTHON" -c 'import pytest_agentbench' \
+  || die "$USER_NAME cannot import pytest_agentbench with $PYTHON"
+say "$USER_NAME runs $PYTHON and imports the checkout; groups: $(id -nG "$USER_NAME")"
