@@ -35,6 +35,7 @@ class Settings:
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     agent_home: str = "auto"  # where agents' homes live; measures nothing, so no identity
     agent_expose: tuple[str, ...] = ()  # absolute host paths agents see read-only
+    protected: tuple[str, ...] = ()  # what no path shown to agents is or holds: the project, runs
     # Run control: what is kept and when to stop starting trials; they measure nothing either.
     keep: str = "none"  # none | failed | all: trial workspaces kept in the run directory
     budget_usd: float | None = None

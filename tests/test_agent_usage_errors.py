@@ -153,3 +153,29 @@ def test_agent_expose_refuses_what_agents_must_not_see(
         "--agent=command", "--agent-cmd=true", f"--tasks={tasks}", "--sandbox=tmp"
     )
     one_error_line(result, pattern)
+
+
+@pytest.mark.parametrize(
+    ("args", "exposed", "pattern"),
+    [
+        ([], ".agentbench", "ERROR: --agent-expose: */.agentbench holds */.agentbench/runs, *"),
+        (["-c", "proj/pytest.ini"], "proj", "ERROR: --agent-expose: */proj is */proj, *"),
+        (["--agentbench-dir=out/run"], "out", "ERROR: --agent-expose: */out holds */out/run*"),
+    ],
+    ids=["runs", "project", "run-dir"],
+)
+def test_agent_expose_refuses_the_project_and_where_runs_go(
+    pytester: pytest.Pytester, tasks: Path, args: list[str], exposed: str, pattern: str
+) -> None:
+    for directory in (".agentbench/runs", "proj", "out"):
+        pytester.path.joinpath(directory).mkdir(parents=True)
+    pytester.path.joinpath("proj", "pytest.ini").write_text("[pytest]\n")
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--agent-cmd=true",
+        f"--tasks={tasks}",
+        "--sandbox=tmp",
+        f"--agent-expose={exposed}",
+        *args,
+    )
+    one_error_line(result, pattern)

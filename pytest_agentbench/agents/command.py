@@ -18,7 +18,7 @@ from pytest_agentbench.agents.base import (
 )
 from pytest_agentbench.agents.command_line import resolve_command
 from pytest_agentbench.agents.delivery import Places
-from pytest_agentbench.sandbox.base import SandboxProvider, hidden_roots
+from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.files import make_dirs, write_file
 from pytest_agentbench.verdict import MESSAGE_LIMIT, bounded
@@ -110,7 +110,7 @@ class CommandAgent(Agent):
             Path.cwd(),
             dict(os.environ),
             host_programs=provider.kind != "docker",
-            hidden=hidden_roots(),
+            hidden=provider.program_hidden(),
         )
         self.command = resolved.text
         self.missing = resolved.missing
