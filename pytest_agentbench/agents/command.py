@@ -99,6 +99,7 @@ class CommandAgent(Agent):
             )
         self.command = settings.agent_cmd
         self.missing: list[str] = []
+        self.python_path: list[str] = []
         self.passthrough = [n for n in (settings.agent_opts.get("env") or "").split(",") if n]
 
     def use_sandbox(self, provider: SandboxProvider) -> None:
@@ -114,6 +115,7 @@ class CommandAgent(Agent):
         )
         self.command = resolved.text
         self.missing = resolved.missing
+        self.python_path = resolved.python_path
         provider.expose(resolved.exposures, f"--agent-cmd {self.settings.agent_cmd!r}")
 
     def preflight(self) -> None:
@@ -166,6 +168,9 @@ class CommandSession(AgentSession):
         )
         if round_index:
             env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
+        if self.agent.python_path:  # `python -m NAME` finds NAME where pytest was started
+            given = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
+            env["PYTHONPATH"] = os.pathsep.join([*self.agent.python_path, *given])
         arm = self.ctx.arm
         if arm is not None and arm.guidance is not None:
             env["AGENTBENCH_GUIDANCE_FILE"] = f"{sandbox.inner_home}/{GUIDANCE_FILE}"
