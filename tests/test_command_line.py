@@ -115,3 +115,20 @@ def test_a_module_from_here_is_shown_with_the_directory_python_finds_it_in(base:
     assert base / "agentpkg" in resolved.exposures and base not in resolved.exposures
     assert resolved.python_path == [str(base)]
     assert resolve("python -m json.tool", base).python_path == []  # the interpreter's own
+
+
+@pytest.mark.parametrize(
+    ("command", "unresolved"),
+    [
+        ("./nope.sh", ["./nope.sh"]),
+        ("python3 my_agnt.py --fast", ["my_agnt.py"]),
+        ("sh tools/run && bin/tool.sh", ["tools/run"]),
+        ("python my_agent.py", []),  # found here
+        ("bun run dev", []),  # a subcommand, not a file
+        ("python /opt/agent.py; /opt/agent", []),  # absolute: the sandbox's, not looked up
+    ],
+)
+def test_relative_paths_not_found_here_are_listed(
+    base: Path, command: str, unresolved: list[str]
+) -> None:
+    assert resolve(command, base).unresolved == unresolved

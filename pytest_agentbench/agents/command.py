@@ -99,6 +99,7 @@ class CommandAgent(Agent):
             )
         self.command = settings.agent_cmd
         self.missing: list[str] = []
+        self.unresolved: list[str] = []
         self.python_path: list[str] = []
         self.passthrough = [n for n in (settings.agent_opts.get("env") or "").split(",") if n]
 
@@ -115,17 +116,27 @@ class CommandAgent(Agent):
         )
         self.command = resolved.text
         self.missing = resolved.missing
+        self.unresolved = resolved.unresolved
         self.python_path = resolved.python_path
         provider.expose(resolved.exposures, f"--agent-cmd {self.settings.agent_cmd!r}")
 
     def preflight(self) -> None:
-        """A program the command names that does not exist fails every trial the same way
-        (exit 127): say so once, before any trial."""
+        """A program or script the command names that does not exist fails every trial the
+        same way (exit 127, or the interpreter's "can't open"): say so once, before any trial.
+        A relative path not found where pytest was started may be the workspace's own: it is
+        missing only when no task's input tree holds it either."""
         super().preflight()
         if self.missing:
             raise pytest.UsageError(
                 f"--agent-cmd {self.settings.agent_cmd!r}: command not found: {self.missing[0]} "
                 "(not on PATH); install it, or name it by its path"
+            )
+        absent = [path for path in self.unresolved if not in_some_input_tree(self.settings, path)]
+        if absent:
+            raise pytest.UsageError(
+                f"--agent-cmd {self.settings.agent_cmd!r}: {absent[0]} not found, neither in "
+                f"{Path.cwd()} (where pytest was started) nor in any task's input tree; "
+                "correct the path, or start pytest where it resolves"
             )
 
     def info(self) -> dict[str, object]:
@@ -139,6 +150,18 @@ class CommandAgent(Agent):
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return CommandSession(self, ctx)
+
+
+def in_some_input_tree(settings: Settings, path: str) -> bool:
+    """Whether some task of the run has `path` (relative to its workspace) in its input tree.
+    Loads the tasks, which only a command naming a path not found from here asks for."""
+    from pytest_agentbench.tasks.catalog import iter_catalog
+
+    wanted = os.path.normpath(path)
+    for entry in iter_catalog(settings.tasks, Path.cwd()):
+        if entry.task is not None and wanted in entry.task.input_tree.paths():
+            return True
+    return False
 
 
 class CommandSession(AgentSession):

@@ -104,6 +104,8 @@ class ResolvedCommand:
     text: str
     exposures: list[Path] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # programs it names that do not exist
+    # Relative paths of programs and scripts not found from base: perhaps the workspace's own.
+    unresolved: list[str] = field(default_factory=list)
     python_path: list[str] = field(default_factory=list)  # where `python -m NAME` finds NAME
 
 
@@ -188,6 +190,12 @@ def _module_path(base: Path, module: str) -> Path | None:
     return None
 
 
+def _relative_file(text: str) -> bool:
+    """Whether an interpreter's argument names a file by a relative path (`my_agent.py`,
+    `lib/run`), not a subcommand (`bun run`)."""
+    return not text.startswith("/") and ("/" in text or bool(Path(text).suffix))
+
+
 def _defined_in(command: str, name: str) -> bool:
     """Whether the command line may make name a command itself: a function of that name, or
     a PATH it changes."""
@@ -253,6 +261,7 @@ def resolve_command(
     replace: dict[int, str] = {}  # word start -> new text
     exposures: list[Path] = []
     missing: list[str] = []
+    unresolved: list[str] = []
     python_path: list[str] = []
     for position, word in enumerate(words):
         if not word.first or not word.plain or word.text in RESERVED | BUILTINS:
@@ -262,7 +271,9 @@ def resolve_command(
         if "/" in program and (host_programs or not program.startswith("/")):
             path = (base / program).absolute()
             if not path.exists():
-                continue  # perhaps the workspace's own: the shell will say
+                if not program.startswith("/"):
+                    unresolved.append(program)  # perhaps the workspace's own
+                continue
             found = replace[word.start] = str(path)
         elif host_programs:
             found = shutil.which(program, path=environ.get("PATH"))
@@ -279,9 +290,12 @@ def resolve_command(
             )
         if INTERPRETER.fullmatch(Path(program).name):
             script = _script_word(words, position)
-            if script is not None and script.plain and (base / script.text).exists():
-                replace[script.start] = str((base / script.text).absolute())
-                exposures.append((base / script.text).absolute())
+            script_path = (base / script.text).absolute() if script and script.plain else None
+            if script and script_path and script_path.exists():
+                replace[script.start] = str(script_path)
+                exposures.append(script_path)
+            elif script and script_path and _relative_file(script.text):
+                unresolved.append(script.text)  # perhaps the workspace's own
         module = _module_word(words, position) if PYTHON.fullmatch(Path(program).name) else None
         if module is not None and module.plain:
             found_module = _module_path(base, module.text)
@@ -297,5 +311,6 @@ def resolve_command(
         text,
         shown,
         list(dict.fromkeys(missing)),
+        list(dict.fromkeys(unresolved)),
         list(dict.fromkeys(python_path)),
     )
