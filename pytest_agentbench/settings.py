@@ -70,6 +70,7 @@ class Settings:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("protected")  # this machine's places, the run's own directory among them
         data["json_path"] = str(self.json_path) if self.json_path else None
         data["tasks"] = list(self.tasks)
         if not self.faults:  # runs without faults or a request log record no such keys
