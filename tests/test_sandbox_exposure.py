@@ -157,10 +157,10 @@ def test_cheat_agent_sees_only_itself_in_every_form(tmp_path: Path, kind: str) -
         found[record["tag"].split("/", 1)[1]] = record
     for form, done in runs.items():
         output = f"{form}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
-        assert done.returncode in (0, 1), output  # the trial ran and was graded
-        if form in NOT_RUN[kind]:
-            assert form not in found, (form, found.get(form))
+        if form in NOT_RUN[kind]:  # its trial fails: the cheat did not start
+            assert done.returncode == 1 and form not in found, output
             continue
+        assert done.returncode == 0, output  # the verifier took what the cheat found
         assert form in found, output
         own = {str(project / rel) for rel in FORMS[form][2]}
         assert found[form]["saw"] == {}, (form, found[form]["saw"])
