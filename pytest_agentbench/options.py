@@ -334,6 +334,15 @@ def _exposed_paths(config: pytest.Config) -> tuple[str, ...]:
     return tuple(str(base / Path(path).expanduser()) for path in raw)
 
 
+def run_places(config: pytest.Config) -> tuple[str, ...]:
+    """The project (the directory of its ini file) and where runs are written: the default
+    root, --agentbench-run-dir and --agentbench-resume; agents see none of them."""
+    from pytest_agentbench.run.plugins import run_roots
+
+    project = [str(config.rootpath)] if config.inipath is not None else []
+    return (*project, *(str(root) for root in run_roots(config)))
+
+
 def _bring_own_images(config: pytest.Config) -> bool:
     """Whether every task runs in an image of its own (Harbor tasks build theirs)."""
     from pytest_agentbench.tasks.sources import bring_own_images
@@ -421,6 +430,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         docker_image=docker_image,
         agent_home=agent_home,
         agent_expose=_exposed_paths(config),
+        protected=run_places(config),
         sandbox_limits=sandbox_limits_from_config(config, sandbox),
         keep=keep,
         budget_usd=(

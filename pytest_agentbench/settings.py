@@ -94,6 +94,7 @@ class Settings:
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     agent_home: str = "auto"  # where agents' homes live; measures nothing, so no identity
     agent_expose: tuple[str, ...] = ()  # absolute host paths agents see read-only
+    protected: tuple[str, ...] = ()  # what no path shown to agents is or holds: the project, runs
     # Run control: what is kept and when to stop starting trials; they measure nothing either.
     keep: str = "none"  # none | failed | all: trial workspaces kept in the run directory
     budget_usd: float | None = None
@@ -128,6 +129,7 @@ class Settings:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("protected")  # this machine's places, the run's own directory among them
         data["json_path"] = str(self.json_path) if self.json_path else None
         data["tasks"] = list(self.tasks)
         if not self.faults:  # runs without faults or a request log record no such keys

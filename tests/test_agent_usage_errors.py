@@ -153,3 +153,65 @@ def test_agent_expose_refuses_what_agents_must_not_see(
         "--agent=command", "--agent-cmd=true", f"--tasks={tasks}", "--sandbox=tmp"
     )
     one_error_line(result, pattern)
+
+
+@pytest.mark.parametrize(
+    ("args", "exposed", "pattern"),
+    [
+        ([], ".agentbench", "ERROR: --agent-expose: */.agentbench holds */.agentbench/runs, *"),
+        (["-c", "proj/pytest.ini"], "proj", "ERROR: --agent-expose: */proj is */proj, *"),
+        (["--agentbench-dir=out/run"], "out", "ERROR: --agent-expose: */out holds */out/run*"),
+    ],
+    ids=["runs", "project", "run-dir"],
+)
+def test_agent_expose_refuses_the_project_and_where_runs_go(
+    pytester: pytest.Pytester, tasks: Path, args: list[str], exposed: str, pattern: str
+) -> None:
+    for directory in (".agentbench/runs", "proj", "out"):
+        pytester.path.joinpath(directory).mkdir(parents=True)
+    pytester.path.joinpath("proj", "pytest.ini").write_text("[pytest]\n")
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--agent-cmd=true",
+        f"--tasks={tasks}",
+        "--sandbox=tmp",
+        f"--agent-expose={exposed}",
+        *args,
+    )
+    one_error_line(result, pattern)
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [("python3 my_agnt.py", "my_agnt.py"), ("./nope.sh --go", "./nope.sh")],
+    ids=["script", "program"],
+)
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_command_agent_whose_script_is_missing(
+    pytester: pytest.Pytester, tasks: Path, command: str, path: str, dist: list[str]
+) -> None:
+    result = pytester.runpytest_subprocess(
+        "--agent=command", f"--agent-cmd={command}", f"--tasks={tasks}", "--sandbox=tmp", *dist
+    )
+    one_error_line(
+        result,
+        f"ERROR: --agent-cmd {command!r}: {path} not found, neither in {pytester.path} (where "
+        "pytest was started) nor in any task's input tree; correct the path, or start pytest "
+        "where it resolves",
+    )
+
+
+def test_command_agent_may_run_a_script_of_the_workspace(
+    pytester: pytest.Pytester, tasks: Path
+) -> None:
+    """A script that is not beside pytest but in the tasks' input trees is theirs to run."""
+    write_task(
+        tasks,
+        "t2",
+        {"a.txt": "1\n", "solve.sh": "echo 2 > a.txt\n"},
+        {"a.txt": "2\n", "solve.sh": "echo 2 > a.txt\n"},
+    )
+    result = pytester.runpytest_subprocess(
+        "--agent=command", "--agent-cmd=sh solve.sh", f"--tasks={tasks}", "--sandbox=tmp"
+    )
+    result.assert_outcomes(passed=1, failed=1)  # t1 has no solve.sh: its trial fails alone

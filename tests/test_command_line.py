@@ -105,3 +105,30 @@ def test_under_docker_programs_are_not_looked_up(base: Path) -> None:
 @pytest.mark.parametrize("command", ["echo boom >&2; true", "tool.sh 2>&1 | cat", "true &>log"])
 def test_redirections_to_descriptors_are_not_programs(base: Path, command: str) -> None:
     assert resolve(command, base).missing == []
+
+
+def test_a_module_from_here_is_shown_with_the_directory_python_finds_it_in(base: Path) -> None:
+    (base / "agentpkg").mkdir()
+    (base / "agentpkg" / "__main__.py").write_text("print('hi')\n")
+    resolved = resolve("python -m agentpkg --fast", base)
+    assert resolved.text.endswith(" -m agentpkg --fast")
+    assert base / "agentpkg" in resolved.exposures and base not in resolved.exposures
+    assert resolved.python_path == [str(base)]
+    assert resolve("python -m json.tool", base).python_path == []  # the interpreter's own
+
+
+@pytest.mark.parametrize(
+    ("command", "unresolved"),
+    [
+        ("./nope.sh", ["./nope.sh"]),
+        ("python3 my_agnt.py --fast", ["my_agnt.py"]),
+        ("sh tools/run && bin/tool.sh", ["tools/run"]),
+        ("python my_agent.py", []),  # found here
+        ("bun run dev", []),  # a subcommand, not a file
+        ("python /opt/agent.py; /opt/agent", []),  # absolute: the sandbox's, not looked up
+    ],
+)
+def test_relative_paths_not_found_here_are_listed(
+    base: Path, command: str, unresolved: list[str]
+) -> None:
+    assert resolve(command, base).unresolved == unresolved

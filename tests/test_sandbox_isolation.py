@@ -467,3 +467,21 @@ def test_install_root_never_exposes_a_hidden_directory(tmp_path: Path) -> None:
     (home_bin / "agent").write_text("")
     assert install_root(home_bin / "agent", [tmp_path / "home"]) == home_bin
     assert install_root(home_bin / "agent", []) == tmp_path / "home"
+    project = tmp_path / "project"  # a script at its top, found on PATH
+    project.mkdir()
+    (project / "agent.sh").write_text("")
+    assert install_root(project / "agent.sh", [project]) == project / "agent.sh"
+    assert install_root(home_bin / "agent", [home_bin / "runs"]) == home_bin / "agent"
+
+
+def test_a_shell_command_string_is_not_a_launched_program(tmp_path: Path) -> None:
+    """The command agent's one-word command (`./agent.sh`, made absolute) is the shell's
+    command string: command_line.py shows that file alone, never its directory."""
+    from pytest_agentbench.sandbox.bwrap import launched_programs
+
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    assert launched_programs(["/bin/sh", "-c", str(script)]) == ["/bin/sh"]
+    wrapped = ["/bin/sh", "-c", 'exec "$@"', "agentbench-cli", str(script), "--go"]
+    assert launched_programs(wrapped) == ["/bin/sh", str(script)]

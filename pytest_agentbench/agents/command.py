@@ -18,7 +18,7 @@ from pytest_agentbench.agents.base import (
 )
 from pytest_agentbench.agents.command_line import resolve_command
 from pytest_agentbench.agents.delivery import Places
-from pytest_agentbench.sandbox.base import SandboxProvider, hidden_roots
+from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.files import make_dirs, write_file
 from pytest_agentbench.tasks.verdict import MESSAGE_LIMIT, bounded
@@ -99,6 +99,8 @@ class CommandAgent(Agent):
             )
         self.command = settings.agent_cmd
         self.missing: list[str] = []
+        self.unresolved: list[str] = []
+        self.python_path: list[str] = []
         self.passthrough = [n for n in (settings.agent_opts.get("env") or "").split(",") if n]
 
     def use_sandbox(self, provider: SandboxProvider) -> None:
@@ -110,20 +112,31 @@ class CommandAgent(Agent):
             Path.cwd(),
             dict(os.environ),
             host_programs=provider.kind != "docker",
-            hidden=hidden_roots(),
+            hidden=provider.program_hidden(),
         )
         self.command = resolved.text
         self.missing = resolved.missing
+        self.unresolved = resolved.unresolved
+        self.python_path = resolved.python_path
         provider.expose(resolved.exposures, f"--agent-cmd {self.settings.agent_cmd!r}")
 
     def preflight(self) -> None:
-        """A program the command names that does not exist fails every trial the same way
-        (exit 127): say so once, before any trial."""
+        """A program or script the command names that does not exist fails every trial the
+        same way (exit 127, or the interpreter's "can't open"): say so once, before any trial.
+        A relative path not found where pytest was started may be the workspace's own: it is
+        missing only when no task's input tree holds it either."""
         super().preflight()
         if self.missing:
             raise pytest.UsageError(
                 f"--agent-cmd {self.settings.agent_cmd!r}: command not found: {self.missing[0]} "
                 "(not on PATH); install it, or name it by its path"
+            )
+        absent = [path for path in self.unresolved if not in_some_input_tree(self.settings, path)]
+        if absent:
+            raise pytest.UsageError(
+                f"--agent-cmd {self.settings.agent_cmd!r}: {absent[0]} not found, neither in "
+                f"{Path.cwd()} (where pytest was started) nor in any task's input tree; "
+                "correct the path, or start pytest where it resolves"
             )
 
     def info(self) -> dict[str, object]:
@@ -137,6 +150,18 @@ class CommandAgent(Agent):
 
     def start(self, ctx: TrialContext) -> AgentSession:
         return CommandSession(self, ctx)
+
+
+def in_some_input_tree(settings: Settings, path: str) -> bool:
+    """Whether some task of the run has `path` (relative to its workspace) in its input tree.
+    Loads the tasks, which only a command naming a path not found from here asks for."""
+    from pytest_agentbench.suites.catalog import iter_catalog
+
+    wanted = os.path.normpath(path)
+    for entry in iter_catalog(settings.tasks, Path.cwd()):
+        if entry.task is not None and wanted in entry.task.input_tree.paths():
+            return True
+    return False
 
 
 class CommandSession(AgentSession):
@@ -166,6 +191,9 @@ class CommandSession(AgentSession):
         )
         if round_index:
             env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
+        if self.agent.python_path:  # `python -m NAME` finds NAME where pytest was started
+            given = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
+            env["PYTHONPATH"] = os.pathsep.join([*self.agent.python_path, *given])
         arm = self.ctx.arm
         if arm is not None and arm.guidance is not None:
             env["AGENTBENCH_GUIDANCE_FILE"] = f"{sandbox.inner_home}/{GUIDANCE_FILE}"

@@ -5,7 +5,8 @@ sandbox that shows little of the machine. So that `python my_agent.py` runs as w
 words that name a program, and the script an interpreter is given, are resolved from the
 directory pytest was started in and replaced by absolute paths; a Python interpreter is asked
 where it lives (a pyenv shim or a venv launcher does not run inside a sandbox, the interpreter
-behind it does). The result lists what the sandbox must show read-only for the command to run.
+behind it does). A module `python -m NAME` runs from there is shown, and its directory goes on
+PYTHONPATH. The result lists what the sandbox must show read-only for the command to run.
 
 Only plain words are touched (no quotes, escapes, variables or globs), and nothing after a
 here-document operator: the rest of the command is the shell's, as written.
@@ -103,6 +104,9 @@ class ResolvedCommand:
     text: str
     exposures: list[Path] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # programs it names that do not exist
+    # Relative paths of programs and scripts not found from base: perhaps the workspace's own.
+    unresolved: list[str] = field(default_factory=list)
+    python_path: list[str] = field(default_factory=list)  # where `python -m NAME` finds NAME
 
 
 def split_words(command: str) -> list[Word]:
@@ -163,6 +167,33 @@ def _script_word(words: list[Word], program: int) -> Word | None:
         elif not word.text.startswith("-"):
             return word
     return None
+
+
+def _module_word(words: list[Word], program: int) -> Word | None:
+    """The module a Python interpreter at words[program] runs with -m, if any."""
+    after_m = False
+    for word in words[program + 1 :]:
+        if word.command != words[program].command or word.first:
+            return None
+        if after_m:
+            return word
+        after_m = word.text == "-m"
+    return None
+
+
+def _module_path(base: Path, module: str) -> Path | None:
+    """The package directory or module file from base that `python -m module` would run."""
+    top = module.split(".")[0]
+    for path in (base / top, base / f"{top}.py"):
+        if path.exists():
+            return path.absolute()
+    return None
+
+
+def _relative_file(text: str) -> bool:
+    """Whether an interpreter's argument names a file by a relative path (`my_agent.py`,
+    `lib/run`), not a subcommand (`bun run`)."""
+    return not text.startswith("/") and ("/" in text or bool(Path(text).suffix))
 
 
 def _defined_in(command: str, name: str) -> bool:
@@ -230,6 +261,8 @@ def resolve_command(
     replace: dict[int, str] = {}  # word start -> new text
     exposures: list[Path] = []
     missing: list[str] = []
+    unresolved: list[str] = []
+    python_path: list[str] = []
     for position, word in enumerate(words):
         if not word.first or not word.plain or word.text in RESERVED | BUILTINS:
             continue
@@ -238,7 +271,9 @@ def resolve_command(
         if "/" in program and (host_programs or not program.startswith("/")):
             path = (base / program).absolute()
             if not path.exists():
-                continue  # perhaps the workspace's own: the shell will say
+                if not program.startswith("/"):
+                    unresolved.append(program)  # perhaps the workspace's own
+                continue
             found = replace[word.start] = str(path)
         elif host_programs:
             found = shutil.which(program, path=environ.get("PATH"))
@@ -255,12 +290,27 @@ def resolve_command(
             )
         if INTERPRETER.fullmatch(Path(program).name):
             script = _script_word(words, position)
-            if script is not None and script.plain and (base / script.text).exists():
-                replace[script.start] = str((base / script.text).absolute())
-                exposures.append((base / script.text).absolute())
+            script_path = (base / script.text).absolute() if script and script.plain else None
+            if script and script_path and script_path.exists():
+                replace[script.start] = str(script_path)
+                exposures.append(script_path)
+            elif script and script_path and _relative_file(script.text):
+                unresolved.append(script.text)  # perhaps the workspace's own
+        module = _module_word(words, position) if PYTHON.fullmatch(Path(program).name) else None
+        if module is not None and module.plain:
+            found_module = _module_path(base, module.text)
+            if found_module is not None:
+                exposures.append(found_module)
+                python_path.append(str(base.absolute()))
     text = command
     for word in sorted(words, key=lambda w: w.start, reverse=True):
         if word.start in replace:
             text = text[: word.start] + replace[word.start] + text[word.end :]
     shown = [path for path in dict.fromkeys(exposures) if not covered(path.resolve())]
-    return ResolvedCommand(text, shown, list(dict.fromkeys(missing)))
+    return ResolvedCommand(
+        text,
+        shown,
+        list(dict.fromkeys(missing)),
+        list(dict.fromkeys(unresolved)),
+        list(dict.fromkeys(python_path)),
+    )

@@ -43,6 +43,15 @@ def _resolve(config: pytest.Config, raw: str) -> Path:
     return path if path.is_absolute() else Path(config.invocation_params.dir) / path
 
 
+def run_roots(config: pytest.Config) -> list[Path]:
+    """Where this run's directory and earlier ones live: the default root, and the run and
+    resume directories the options name."""
+    from pytest_agentbench.run.store import DEFAULT_ROOT
+
+    named = [_option(config, "run_dir"), _option(config, "resume_dir")]
+    return [config.rootpath / DEFAULT_ROOT, *(_resolve(config, raw) for raw in named if raw)]
+
+
 def register_run_plugins(config: pytest.Config, settings: Settings, *, worker: bool) -> None:
     from pytest_agentbench.plan.shard import ShardSelection, parse_shard
     from pytest_agentbench.run.resume import WORKER_INPUT, Resume

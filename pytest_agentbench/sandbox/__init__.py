@@ -27,6 +27,7 @@ def make_provider(settings: Settings) -> SandboxProvider:
     choice is a usage error naming the fix."""
     provider = _make_provider(settings)
     provider.mask(task_data(settings))
+    provider.protect([Path(p) for p in settings.protected], task_sources(settings))
     provider.expose([Path(p) for p in settings.agent_expose], "--agent-expose")
     return provider
 
@@ -56,12 +57,16 @@ def _make_provider(settings: Settings) -> SandboxProvider:
     return TmpProvider(homes, fallback_reason=reason)
 
 
+def task_sources(settings: Settings) -> list[Path]:
+    """The run's task sources that are directories or files of this machine."""
+    sources = [Path(s) for s in settings.tasks if not s.startswith("builtin:")]
+    return [source.resolve() for source in sources if source.exists()]
+
+
 def task_data(settings: Settings) -> list[Path]:
     """What agents must never see, even inside an exposed directory: the task sources, and
     this package (the bundled tasks and suites, with their expected trees)."""
-    sources = [Path(s) for s in settings.tasks if not s.startswith("builtin:")]
-    package = Path(__file__).resolve().parent.parent
-    return [package, *(source.resolve() for source in sources if source.exists())]
+    return [Path(__file__).resolve().parent.parent, *task_sources(settings)]
 
 
 def provider_for(config: pytest.Config, settings: Settings) -> SandboxProvider:

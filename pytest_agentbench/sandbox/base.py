@@ -158,8 +158,8 @@ def checked_exposures(paths: Sequence[Path], origin: str, hidden: Sequence[Path]
                 relation = "is" if real == secret else "holds"
                 raise pytest.UsageError(
                     f"{origin}: {path} {relation} {secret}, which agents must not see (the home, "
-                    "the directory pytest was started in, where trials are made); expose a "
-                    "narrower path"
+                    "the project, the directory pytest was started in, where runs and trials "
+                    "are made); expose a narrower path"
                 )
         checked.append(real)
     return list(dict.fromkeys(checked))
@@ -175,11 +175,27 @@ class SandboxProvider(ABC):
     root_parent: str | None = None  # where trial directories are made (None: the temp dir)
     exposed: tuple[Path, ...] = ()  # host paths agents see read-only at the same path
     masked: tuple[Path, ...] = ()  # task data hidden again wherever an exposure shows it
+    protected: tuple[Path, ...] = ()  # the run's own places: the project, where runs go
+    sources: tuple[Path, ...] = ()  # the task sources, which no program's install root holds
+
+    def protect(self, protected: Sequence[Path], sources: Sequence[Path]) -> None:
+        """Learn the run's own places, before anything is exposed."""
+        self.protected = tuple(dict.fromkeys(Path(p).resolve() for p in protected))
+        self.sources = tuple(dict.fromkeys(Path(p).resolve() for p in sources))
+
+    def hidden(self) -> list[Path]:
+        """What no exposure may be or hold: hidden_roots() and the run's protected places."""
+        return list(dict.fromkeys((*hidden_roots(), *self.protected)))
+
+    def program_hidden(self) -> list[Path]:
+        """What a program's install root may not be or hold: hidden(), and the task sources
+        too (a directory the user exposes may hold one, which is then masked)."""
+        return [*self.hidden(), *self.sources]
 
     def expose(self, paths: Sequence[Path], origin: str) -> None:
         """Show paths read-only, at their own path, to every agent process; asked before the
         first trial. tmp shows the whole machine anyway; bwrap and docker bind them."""
-        added = checked_exposures(paths, origin, hidden_roots())
+        added = checked_exposures(paths, origin, self.hidden())
         for path in added:
             for data in self.masked:
                 if within(path, data):

@@ -21,7 +21,6 @@ from pytest_agentbench.sandbox.base import (
     ProcessResult,
     Sandbox,
     SandboxProvider,
-    hidden_roots,
     make_trial_root,
     memory_dir,
     run_process_group,
@@ -114,11 +113,13 @@ def covered(path: Path) -> bool:
 
 
 def install_root(executable: Path, hidden: Sequence[Path]) -> Path:
-    """The directory to expose read-only so that an agent CLI found at `executable` runs.
+    """The path to expose read-only so that an agent CLI found at `executable` runs.
 
     An npm-installed CLI needs its whole package tree (the prefix holding node_modules), a
-    binary in some bin/ its prefix. A root that would reveal a hidden path (the operator's
-    home, the project checkout) is narrowed to the executable's own directory.
+    binary in some bin/ its prefix. A root that is or holds a hidden path (the operator's home,
+    the project, the invocation directory, a task source, where runs go) is narrowed to the
+    executable's own directory, and to the executable alone when that directory is or holds
+    one too (a script at the top of the project).
     """
     real = executable.resolve()
     parts = real.parts
@@ -128,10 +129,11 @@ def install_root(executable: Path, hidden: Sequence[Path]) -> Path:
         root = real.parent.parent
     else:
         root = real.parent
-    for secret in hidden:
-        if root == secret or root in secret.parents or root == Path(root.anchor):
-            return real.parent
-    return root
+    for candidate in (root, real.parent):
+        revealing = any(within(secret, candidate) for secret in hidden)
+        if not revealing and candidate != Path(candidate.anchor):
+            return candidate
+    return real
 
 
 def agent_exposures(
@@ -167,9 +169,12 @@ def shebang_interpreter(program: Path) -> str | None:
 
 def launched_programs(argv: Sequence[str]) -> list[str]:
     """argv[0], and the programs a wrapper in front of it starts (`sh -c 'exec "$@"' ... CLI`):
-    arguments that are absolute paths of executable files."""
+    arguments that are absolute paths of executable files. A shell's command string is not
+    one: the command agent's command line (`./agent.sh` made absolute) has its words resolved
+    and shown by command_line.py, the file alone, never its directory."""
+    after = 3 if len(argv) > 2 and argv[1] == "-c" else 1
     wrapped = [
-        a for a in argv[1:] if a.startswith("/") and os.path.isfile(a) and os.access(a, os.X_OK)
+        a for a in argv[after:] if a.startswith("/") and os.path.isfile(a) and os.access(a, os.X_OK)
     ]
     return [argv[0], *wrapped] if argv else []
 
@@ -266,7 +271,6 @@ class BwrapProvider(SandboxProvider):
         self.limits = limits
         self.home_parent = home_parent  # a memory-backed directory for the agents' homes
         self.binary = shutil.which("bwrap") or "bwrap"
-        self.hidden = hidden_roots()
         self._exposed: dict[tuple[tuple[str, ...], str | None], list[Path]] = {}
         self._runtime_binds: list[str] | None = None
         probe = create_trial_cgroup(f"agentbench-probe-{os.getpid()}", limits.pids, 1 << 30)
@@ -291,7 +295,7 @@ class BwrapProvider(SandboxProvider):
         if key not in self._exposed:
             exposed: list[Path] = []
             for program in programs:
-                found = agent_exposures([program], env, self.hidden)
+                found = agent_exposures([program], env, self.program_hidden())
                 exposed += [p for p in found if p not in exposed]
             self._exposed[key] = exposed
         return self._exposed[key]

@@ -33,7 +33,6 @@ from pytest_agentbench.sandbox.base import (
     ProcessResult,
     Sandbox,
     SandboxProvider,
-    hidden_roots,
     make_trial_root,
     within,
 )
@@ -356,7 +355,6 @@ class DockerProvider(SandboxProvider):
         self.run_id = run_label()
         self.live: dict[str, Any] = {}
         self.program_mounts: dict[str, str] = {}  # host install dir -> where the agent sees it
-        self.hidden = hidden_roots()
         if image is not None:
             self.require_image(image, "--docker-image")
         self.reaped = reap_dead_owners(self.client)
@@ -399,11 +397,11 @@ class DockerProvider(SandboxProvider):
                 "may lack; pass --agent-opt bin=PATH of the CLI's native binary, or install the "
                 "CLI in the image and pass --agent-opt bin=NAME (docs/sandboxes.md)"
             )
-        root = install_root(real, self.hidden)
+        root = install_root(real, self.program_hidden())
         inner = self.program_mounts.setdefault(
             str(root), f"{PROGRAMS_DIR}/{len(self.program_mounts)}"
         )
-        return f"{inner}/{real.relative_to(root)}"
+        return inner if root == real else f"{inner}/{real.relative_to(root)}"
 
     def expose(self, paths: Sequence[Path], origin: str) -> None:
         """Host paths are bind-mounted read-only at their own path into every container; a
