@@ -49,9 +49,14 @@ def unknown_keys(
         where = f" in {label}" if label else ""
         message = f"{path}:{line}:" if line is not None else f"{path}:"
         message += f" unknown {kind} `{key}`{where}"
-        near = difflib.get_close_matches(key, sorted(known), n=1)
-        messages.append(message + (f" (did you mean `{near[0]}`?)" if near else ""))
+        messages.append(message + did_you_mean(key, known))
     return "; ".join(messages)
+
+
+def did_you_mean(key: str, known: Collection[str]) -> str:
+    """' (did you mean `nearest`?)' for the known key closest to key, or "" when none is."""
+    near = difflib.get_close_matches(key, sorted(known), n=1)
+    return f" (did you mean `{near[0]}`?)" if near else ""
 
 
 def _is_table(value: Any) -> bool:
