@@ -7,6 +7,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_agentbench.tasks.keys import key_line, unknown_keys
 
@@ -100,3 +102,40 @@ def test_a_key_without_a_line_is_named_by_its_table_and_a_table_as_a_table(
         f"{path}:2: unknown table `arms` (did you mean `arm`?)"
     )
     assert unknown_keys({"zzz": 1}, ("arm",), path) == f"{path}: unknown key `zzz`"
+
+
+NAMES = st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True)
+# Values that span lines hold text that looks like a key or a header to a line-by-line reader.
+VALUES = st.sampled_from(
+    [
+        "1",
+        '"a = 1"',
+        '"""\nde-coy = 1\n[de-coy]\n"""',
+        "'''\n[[de-coy]]\n'''",
+        '[\n  "de-coy = 2",\n  "[de-coy]",\n]',
+        '{ x = "}", y = 1 }',
+        "2  # de-coy = 3",
+    ]
+)
+
+
+@given(
+    tables=st.dictionaries(
+        NAMES, st.dictionaries(NAMES, VALUES, min_size=1, max_size=4), min_size=1, max_size=3
+    )
+)
+def test_every_key_of_a_document_is_found_on_the_line_that_gives_it(
+    tables: dict[str, dict[str, str]],
+) -> None:
+    lines: list[str] = []
+    where: dict[tuple[str, str], int] = {}
+    for table, entries in tables.items():
+        lines.append(f"[{table}]")
+        for key, value in entries.items():
+            where[table, key] = len(lines) + 1
+            lines += f"{key} = {value}".splitlines()
+    text = "\n".join(lines) + "\n"
+    assert tomllib.loads(text).keys() == tables.keys()
+    for (table, key), line in where.items():
+        assert key_line(text, (table,), key) == line
+    assert key_line(text, (), "de-coy") is None

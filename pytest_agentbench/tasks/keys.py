@@ -60,6 +60,7 @@ def did_you_mean(key: str, known: Collection[str]) -> str:
 
 
 def _is_table(value: Any) -> bool:
+    """Whether a key holds a table (or an array of them): a misspelt table is called one."""
     if isinstance(value, list):
         return bool(value) and all(isinstance(item, dict) for item in value)
     return isinstance(value, dict)
