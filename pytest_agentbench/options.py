@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from pytest_agentbench.settings import (
 from pytest_agentbench.tasks.sources import BUILTIN_PREFIX, builtin_source
 
 GROUP = "agentbench"
+INI_PREFIX = "agentbench_"
 SANDBOX_CHOICES = ("auto", "tmp", "bwrap", "docker")
 AGENT_HOME_CHOICES = ("auto", "disk")
 KEEP_CHOICES = ("none", "failed", "all")
@@ -45,7 +47,7 @@ def _add(
 ) -> None:
     group.addoption(flag, dest=dest, default=None, help=help, **kwargs)
     if ini:
-        parser.addini(f"agentbench_{dest}", help=f"default for {flag}", type=ini_type)  # type: ignore[arg-type]
+        parser.addini(f"{INI_PREFIX}{dest}", help=f"default for {flag}", type=ini_type)  # type: ignore[arg-type]
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -373,10 +375,13 @@ def _ini_source(config: pytest.Config, spec: str) -> str:
 
 
 def settings_from_config(config: pytest.Config) -> Settings | None:
-    """The run's Settings, or None when --agent is not given (plain test run)."""
+    """The run's Settings, or None when --agent is not given (plain test run); agentbench
+    options without --agent, and unknown agentbench ini keys with it, are usage errors."""
     agent = config.getoption("agent")
     if not agent:
+        _refuse_options_without_agent(config)
         return None
+    _refuse_unknown_ini_keys(config)
     repeats = parse_int("--repeats", _value(config, "repeats", 1), 1)
     recoveries = parse_int("--oracle-recoveries", _value(config, "oracle_recoveries", 0), 0)
     retries = parse_int("--retry-failures", _value(config, "retry_failures", 0), 0)
@@ -447,6 +452,64 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         faults=faults,
         meter_log=meter_log,
     )
+
+
+def _refuse_options_without_agent(config: pytest.Config) -> None:
+    """Without --agent the plugin is off and its options would go unread, the run saying only
+    "no tests ran": name them. A resumed run brings its own agent."""
+    if config.getoption("resume_dir") is not None or config.option.help:
+        return
+    given = [
+        option.names()[0]
+        for option in config._parser.getgroup(GROUP).options
+        if option.dest != "agent" and config.getoption(option.dest) is not None
+    ]
+    if given:
+        them = "it" if len(given) == 1 else "them"
+        raise pytest.UsageError(
+            f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --agent: name the agent "
+            f"to benchmark (for example --agent=mock), or drop {them}; without --agent only "
+            "ordinary tests run"
+        )
+
+
+def _refuse_unknown_ini_keys(config: pytest.Config) -> None:
+    """A misspelt agentbench ini key would leave its setting at the default (pytest only
+    warns): name the ini file and line (or -o), the key and the nearest known key."""
+    from pytest_agentbench.tasks.keys import did_you_mean
+
+    known = [name for name in config._parser._inidict if name.startswith(INI_PREFIX)]
+    overrides = [item.partition("=")[0].strip() for item in config.option.override_ini or []]
+    inipath = config.inipath
+    problems = [
+        f"{_ini_place(inipath, key) if inipath and key not in overrides else '-o'}: unknown "
+        f"ini key `{key}`{did_you_mean(key, known)}"
+        for key in dict.fromkeys([*config.inicfg, *overrides])
+        if key.startswith(INI_PREFIX) and key not in known
+    ]
+    if problems:
+        raise pytest.UsageError(
+            "; ".join(problems) + f"; pytest --help lists the {INI_PREFIX}* ini keys"
+        )
+
+
+def _ini_place(inipath: Path, key: str) -> str:
+    """FILE:LINE where the ini file gives key, or FILE alone when no line does."""
+    from pytest_agentbench.tasks.keys import key_line
+
+    try:
+        text = inipath.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return str(inipath)
+    if inipath.suffix == ".toml":
+        line = key_line(text, ("tool", "pytest", "ini_options"), key) or key_line(
+            text, ("tool", "pytest"), key
+        )
+    else:
+        pattern = re.compile(rf"\s*{re.escape(key)}\s*[=:]")
+        rows = enumerate(text.splitlines(), start=1)
+        line = next((number for number, row in rows if pattern.match(row)), None)
+    return f"{inipath}:{line}" if line else str(inipath)
 
 
 def _meter_settings(config: pytest.Config) -> tuple[str, str, Path | None]:

@@ -128,7 +128,15 @@ def _error(tmp_path: Path, text: str) -> str:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[arm.core]\nguidence = []\n", "[arm.core] guidence: unknown key; use only guidance"),
+        (
+            "[arm.core]\nskills = []\nguidence = []\n",
+            ":3: unknown key `guidence` in [arm.core] (did you mean `guidance`?); an arm takes "
+            "guidance, skills, prompt_prefix",
+        ),
+        (
+            '[arm]\ncore = { prompt_prefx = "x" }\n',
+            ":2: unknown key `prompt_prefx` in [arm.core] (did you mean `prompt_prefix`?)",
+        ),
         ('[arm.core]\nguidance = ["no.md"]\n', "no.md does not exist; fix the path"),
         ('[arm.core]\nguidance = "a.md"\n', 'must be a list of paths; write guidance = ["path"'),
         ('[arm.core]\nskills = ["skills/none"]\n', "none does not exist; fix the path"),
@@ -139,7 +147,10 @@ def _error(tmp_path: Path, text: str) -> str:
         ('[arm."a b"]\nprompt_prefix = "x"\n', "[arm.a b]: bad arm name; use 1-40 letters"),
         ('[arm."a::b"]\nprompt_prefix = "x"\n', "[arm.a::b]: bad arm name"),
         ("arm = 3\n", "arm: is not a table; write [arm.NAME] tables"),
-        ("[arms.core]\n", "arms: unknown top-level key; put each arm in an [arm.NAME] table"),
+        (
+            '[arm.core]\nprompt_prefix = "x"\n[arms.more]\n',
+            ":3: unknown table `arms` (did you mean `arm`?); put each arm in an [arm.NAME] table",
+        ),
         ("[arm\n", "not valid TOML"),
     ],
 )

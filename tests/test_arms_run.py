@@ -181,7 +181,7 @@ def test_k_selects_an_arm_and_lf_reruns_its_failures(pytester: pytest.Pytester) 
     [
         (
             '[arm.core]\nguidanc = ["a.md"]\n',
-            "arms.toml: [arm.core] guidanc: unknown key; use only",
+            "arms.toml:2: unknown key `guidanc` in [arm.core] (did you mean `guidance`?); an arm",
         ),
         (
             '[arm.core]\nguidance = ["missing.md"]\n',

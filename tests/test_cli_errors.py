@@ -94,6 +94,11 @@ BAD_INPUT = {
         {"gates.toml": "gate = [1]"},
         "gates.toml: no [[gate]] tables",
     ),
+    "compare-gates-unknown-key": (
+        ["compare", "a", "b", "--gates", "gates.toml"],
+        {"gates.toml": GATE + 'outcom = "final_exact"\n'},
+        "gates.toml:5: unknown key `outcom` in gate 1 (unnamed) (did you mean `outcome`?)",
+    ),
     "compare-require-same-unknown": (
         ["compare", "a", "b", "--require-same", "model,modle"],
         {},

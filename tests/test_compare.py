@@ -272,6 +272,41 @@ def test_bad_count_gates_name_the_field(tmp_path: Path, body: str, words: str) -
     assert words in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[gate]]\nmetric = "passes"\nmargin = 0\noutcom = "final_exact"\n',
+            ":4: unknown key `outcom` in gate 1 (unnamed) (did you mean `outcome`?); a gate takes "
+            "name, metric, bound, margin, factor, outcome (docs/ci.md, Gates)",
+        ),
+        (
+            '[[gate]]\nmetric = "passes"\nmargin = 0\n\n[[gate]]\nnmae = "x"\n'
+            'metric = "passes"\nmargin = 0\n',
+            ":6: unknown key `nmae` in gate 2 (unnamed) (did you mean `name`?); a gate takes",
+        ),
+        (
+            '[[gate]]\nmetric = "passes"\nmargin = 0\n\n[[gates]]\nmetric = "passes"\n',
+            ":5: unknown table `gates` (did you mean `gate`?); a gates file holds [[gate]] "
+            "tables only (docs/ci.md, Gates)",
+        ),
+        (
+            'gate = [{metric = "passes", margin = 0, outcom = "final_exact"}]\n',
+            ": unknown key `outcom` in gate 1 (unnamed) (did you mean `outcome`?)",
+        ),
+    ],
+    ids=["key", "second-gate", "table", "inline-no-line"],
+)
+def test_a_misspelt_gate_key_or_table_is_named_with_its_line_and_fix(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "gates.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError) as error:
+        load_gates(path)
+    assert str(error.value).startswith(f"{path}{message}")
+
+
 def test_count_gate_from_toml(tmp_path: Path) -> None:
     path = tmp_path / "gates.toml"
     path.write_text(
@@ -391,6 +426,22 @@ def test_console_script_exit_codes_header_and_require_same(tmp_path: Path) -> No
     done = agentbench(tmp_path, weak, strong, "--require-same", "modle")
     assert done.returncode == 2
     assert done.stderr.startswith("agentbench compare: --require-same modle: unknown field modle")
+
+
+def test_console_script_refuses_a_misspelt_table_beside_a_valid_gate(tmp_path: Path) -> None:
+    """The misspelt table holds the gate that fails: loaded, it would end the run with 1."""
+    weak = write(tmp_path / "weak.json", configuration(dict.fromkeys(SIX, "PPFF"), model="m1"))
+    strong = write(tmp_path / "strong.json", configuration(SIX, model="m2"))
+    failing = '[[gte]]\nname = "no gain"\nmetric = "first_exact"\nmargin = 0.9\n'
+    (tmp_path / "gates.toml").write_text(RATE_GATE + failing)
+    (tmp_path / "loaded.toml").write_text(RATE_GATE + failing.replace("gte", "gate"))
+    assert agentbench(tmp_path, weak, strong, "--gates", "loaded.toml").returncode == 1
+    done = agentbench(tmp_path, weak, strong, "--gates", "gates.toml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "agentbench compare: gates.toml:7: unknown table `gte` (did you mean `gate`?); a gates "
+        "file holds [[gate]] tables only (docs/ci.md, Gates)\n"
+    )
 
 
 def test_console_script_seed_moves_the_interval(tmp_path: Path) -> None:

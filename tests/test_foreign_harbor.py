@@ -76,11 +76,25 @@ def test_the_fields_map_onto_the_task() -> None:
     ("change", "culprit", "message"),
     [
         ({"tests/test.sh": None}, "tests/test.sh", "missing; a Harbor task needs it"),
-        ({"task.toml": 'version = "1.0"\ntimeout = 3\n'}, "task.toml", "unknown key(s) timeout"),
         (
-            {"task.toml": "[environment]\ncpu = 2\n"},
-            "task.toml",
-            "unknown key(s) cpu in [environment]",
+            {"task.toml": 'version = "1.0"\ntimeout = 3\n'},
+            "task.toml:2",
+            ": unknown key `timeout`; a Harbor task.toml holds",
+        ),
+        (
+            {"task.toml": "[environment]\nallow_internet = true\ncpu = 2\n"},
+            "task.toml:3",
+            ": unknown key `cpu` in [environment] (did you mean `cpus`?); it reads",
+        ),
+        (
+            {"task.toml": '[agent]\nuser = "a"\ntimeout = 5\n'},
+            "task.toml:3",
+            ": unknown key `timeout` in [agent] (did you mean `timeout_sec`?); it reads",
+        ),
+        (
+            {"task.toml": 'version = "1.0"\n[envrionment]\ncpus = 2\n'},
+            "task.toml:2",
+            ": unknown table `envrionment` (did you mean `environment`?); a Harbor task.toml",
         ),
         ({"task.toml": "[environment]\ngpus = 1\n"}, "task.toml", "gpus is not supported"),
         (
@@ -466,7 +480,7 @@ def test_a_broken_task_errors_alone_and_counts_as_declared(
         [
             f"*{suite}/no-build/environment/Dockerfile: the image does not build*",
             f"*{suite}/no-tests/tests/test.sh: missing; a Harbor task needs it*",
-            f"*{suite}/odd-key/task.toml: unknown key(s) timeout in [[]agent[]]*",
+            f"*{suite}/odd-key/task.toml:2: unknown key `timeout` in [[]agent[]]*",
             f"*{suite}/no-dockerfile/environment/Dockerfile: cannot be read*",
             f"*{suite}/no-workdir/task.toml: the image agentbench-test:1 has no working dir*",
             "*coverage 44.4% (4 of 9 declared tasks)*",

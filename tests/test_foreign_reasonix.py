@@ -59,7 +59,11 @@ def test_the_fields_map_onto_the_task() -> None:
     ("toml", "verify", "message"),
     [
         ('prompt = "p"\nclass = "c"\n', False, "verify.sh: missing; the keys of"),
-        ('prompt = "p"\nclass = "c"\nmax_step = 3\n', True, "unknown key(s) max_step"),
+        (
+            'prompt = "p"\nclass = "c"\nmax_step = 3\n',
+            True,
+            "task.toml:3: unknown key `max_step` (did you mean `max_steps`?); a Reasonix task",
+        ),
         ('prompt = "p"\ntimeout_sec = "5"\n', True, "field 'timeout_sec' must be a positive"),
         ('class = "c"\n', True, "missing required field 'prompt'"),
     ],

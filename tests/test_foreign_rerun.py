@@ -142,7 +142,8 @@ def test_caches_beside_the_verifier_leave_the_fixture_hash_alone(tmp_path: Path)
     [
         (None, None, "verify.py: missing; a rerun-bench task is graded by its verify.py"),
         ('id = "t"\ntitle = "T"\nprompt = "p"\ntimeout = 5\nvrify_timeout = 3\n', VERIFY,
-         "unknown key(s) vrify_timeout; a rerun-bench task reads"),
+         "task.toml:5: unknown key `vrify_timeout` (did you mean `verify_timeout`?); a rerun-bench "
+         "task reads id, prompt, tags, timeout, title, verify_timeout"),
         ('id = "t"\ntitle = "T"\nprompt = "p"\n', VERIFY, "missing required key(s) timeout"),
         ('id = "other"\ntitle = "T"\nprompt = "p"\ntimeout = 5\n', VERIFY,
          "id 'other' must match the directory name 't'"),
@@ -189,7 +190,7 @@ def test_malformed_tasks_error_alone_and_count_as_declared(pytester, dist) -> No
     result.stdout.fnmatch_lines_random(  # under xdist the two errors come in either order
         [
             f"*{root / 'no-verifier' / 'verify.py'}: missing*",
-            f"*{root / 'typo' / 'task.toml'}: unknown key(s) x*",
+            f"*{root / 'typo' / 'task.toml'}:5: unknown key `x`; a rerun-bench task reads*",
             "*coverage 33.3% (1 of 3 declared tasks)*",
         ]
     )

@@ -175,7 +175,7 @@ def test_a_broken_task_errors_alone_and_names_the_problem(pytester, dist) -> Non
         [
             "*bad-toml?task.toml: invalid TOML*",
             "*no-prompt?task.toml: missing required field 'prompt'*",
-            "*unknown-key?task.toml: unknown key(s) colour*",
+            "*unknown-key?task.toml:2: unknown key `colour`; allowed keys are category, *",
             "*two-graders: has both expected/ and verify*",
             "*no-grader: has neither expected/ nor verify*",
             "*symlinked?workspace?link: is a symlink*",

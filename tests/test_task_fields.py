@@ -55,7 +55,6 @@ def test_defaults_leave_a_task_solvable(tmp_path: Path) -> None:
         ("no_solution = 'yes'\n", "field 'no_solution' must be true or false"),
         ("seed_correct = 3\n", "field 'seed_correct' must be a string, got 3"),
         ("seed_wrong = ['a']\n", "field 'seed_wrong' must be a string"),
-        ("no_soluton = true\n", "unknown key(s) no_soluton; allowed keys are "),
     ],
 )
 def test_bad_field_values_name_the_file_and_field(
@@ -66,6 +65,19 @@ def test_bad_field_values_name_the_file_and_field(
         load_directory_task(task_dir)
     assert str(caught.value).startswith(f"{task_dir / 'task.toml'}: ")
     assert message in str(caught.value)
+
+
+def test_a_misspelt_key_is_named_with_its_line_and_the_key_meant(tmp_path: Path) -> None:
+    task_dir = write_task(
+        tmp_path, "typo", {"a": "x"}, {"a": "y"}, toml_extra='tags = ["t"]\nno_soluton = true\n'
+    )
+    with pytest.raises(TaskError) as caught:
+        load_directory_task(task_dir)
+    assert str(caught.value) == (
+        f"{task_dir / 'task.toml'}:3: unknown key `no_soluton` (did you mean `no_solution`?); "
+        "allowed keys are category, description, image, no_solution, prompt, seed_correct, "
+        "seed_wrong, tags, timeout (fix the spelling or remove it)"
+    )
 
 
 @pytest.mark.parametrize(

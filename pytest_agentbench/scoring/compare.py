@@ -30,6 +30,7 @@ from pytest_agentbench.scoring.stats import (
     sign_test,
 )
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.keys import unknown_keys
 from pytest_agentbench.tasks.observation import Observation, Outcome, trial_tokens
 
 RATE_METRICS = ("first_exact", "final_exact", "quality")
@@ -39,6 +40,7 @@ OUTCOMES: tuple[Outcome, ...] = ("first_exact", "final_exact")  # per trial: McN
 PAIRING_FIELDS = ("oracle_recoveries", "retry_failures", "agent_timeout", "sandbox")
 TASKS_FIELD = "tasks"  # the declared task set, beside the identity's fields
 BOUNDS = ("lower", "upper", "point")
+GATE_KEYS = ("name", "metric", "bound", "margin", "factor", "outcome")
 PASS, FAIL, UNDETERMINED = "pass", "fail", "undetermined"
 GATES_PASS, GATES_FAIL, GATES_UNDETERMINED = 0, 1, 3  # exit codes; 2 is bad input (cli.py)
 
@@ -395,7 +397,11 @@ class Gate:
 
 
 def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
-    where = f"{path}: gate {index} ({entry.get('name', 'unnamed')})"
+    label = f"gate {index} ({entry.get('name', 'unnamed')})"
+    where = f"{path}: {label}"
+    unknown = unknown_keys(entry, GATE_KEYS, path, within=("gate",), index=index - 1, label=label)
+    if unknown:  # a misspelt key would load with its default and let the gate pass
+        raise ValueError(f"{unknown}; a gate takes {', '.join(GATE_KEYS)} (docs/ci.md, Gates)")
     metric = entry.get("metric")
     metrics = (*RATE_METRICS, *RATIO_METRICS, COUNT_METRIC)
     if metric not in metrics:
@@ -432,7 +438,8 @@ def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
 
 
 def load_gates(path: Path) -> list[Gate]:
-    """Gates from TOML; a bad gate is an error naming the file, the gate and the field."""
+    """Gates from TOML; a bad gate is an error naming the file, the gate and the field, and
+    an unknown table or key one naming its line and the nearest known one."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -444,6 +451,9 @@ def load_gates(path: Path) -> list[Gate]:
         raise ValueError(f"{path}: not UTF-8 text; gates are a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: invalid TOML: {exc}") from None
+    unknown = unknown_keys(data, ("gate",), path)
+    if unknown:  # a misspelt table beside a valid [[gate]] would be left out unseen
+        raise ValueError(f"{unknown}; a gates file holds [[gate]] tables only (docs/ci.md, Gates)")
     entries = data.get("gate")
     if (
         not isinstance(entries, list)

@@ -2,7 +2,8 @@
 
 An arm is what a trial receives besides the task: guidance (the CLI's user-level instruction
 file), skills (directories in its user-level skills folder) and a prompt prefix. The file is
-validated whole before any trial; every error names the file, the arm, the key and the fix.
+validated whole before any trial; every error names the file, the arm, the key and the fix
+(an unknown key its line too, and the key meant).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_agentbench.tasks.keys import unknown_keys
 
 VANILLA = "vanilla"
 GUIDANCE_LIMIT = 32_768  # bytes, all guidance files of an arm together
@@ -291,9 +294,9 @@ def _arm(path: Path, name: str, body: Any) -> Arm:
         raise _fail(
             path, name, None, "is not a table", f"write [arm.{name}] with keys {', '.join(KEYS)}"
         )
-    for key in body:
-        if key not in KEYS:
-            raise _fail(path, name, key, "unknown key", f"use only {', '.join(KEYS)}")
+    unknown = unknown_keys(body, KEYS, path, within=("arm", name))
+    if unknown:
+        raise ArmsError(f"{unknown}; an arm takes {', '.join(KEYS)}")
     if name == VANILLA and body:
         raise _fail(path, name, None, "vanilla receives nothing", "give the treatment another name")
     return Arm(
@@ -314,11 +317,9 @@ def load_arms(path: Path) -> tuple[Arm, ...]:
         raise _fail(path, None, None, "not found", "give the path of an arms TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise _fail(path, None, None, f"not valid TOML ({exc})", "fix the syntax") from None
-    unknown = sorted(k for k in data if k != "arm")
+    unknown = unknown_keys(data, ("arm",), path)
     if unknown:
-        raise _fail(
-            path, None, unknown[0], "unknown top-level key", "put each arm in an [arm.NAME] table"
-        )
+        raise ArmsError(f"{unknown}; put each arm in an [arm.NAME] table")
     tables = data.get("arm", {})
     if not isinstance(tables, dict):
         raise _fail(path, None, "arm", "is not a table", "write [arm.NAME] tables")

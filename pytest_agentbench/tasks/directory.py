@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.tasks.keys import unknown_keys
 from pytest_agentbench.tasks.model import DirTree, MemoryTree, Task, TaskError, Tree
 
 TASK_FILE = "task.toml"
@@ -66,17 +67,15 @@ def known_keys_only(
     toml_path: Path,
     reads: str,
     *,
-    where: str = "",
+    within: Sequence[str] = (),
     fix: str = "fix the spelling or remove it",
 ) -> None:
-    """An error naming the keys of table (in `where`, e.g. " in [agent]") that are not known,
-    what the format reads instead (`reads`, e.g. "a Reasonix task reads") and the fix."""
-    unknown = sorted(set(table) - set(known))
+    """An error naming each key of table (the table at `within`, e.g. ("agent",)) that is not
+    known, with its line and nearest known key, what the format reads instead (`reads`, e.g.
+    "a Reasonix task reads") and the fix."""
+    unknown = unknown_keys(table, known, toml_path, within=within)
     if unknown:
-        raise TaskError(
-            f"{toml_path}: unknown key(s) {', '.join(unknown)}{where}; {reads} "
-            f"{', '.join(sorted(known))} ({fix})"
-        )
+        raise TaskError(f"{unknown}; {reads} {', '.join(sorted(known))} ({fix})")
 
 
 def required_prompt(data: dict[str, Any], toml_path: Path) -> str:

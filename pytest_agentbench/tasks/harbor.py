@@ -163,7 +163,7 @@ def _sections(data: dict[str, Any], toml_path: Path) -> dict[str, dict[str, Any]
         table = data.get(name, {})
         if not isinstance(table, dict):
             raise TaskError(f"{toml_path}: [{name}] must be a table")
-        known_keys_only(table, known, toml_path, "it reads", where=f" in [{name}]")
+        known_keys_only(table, known, toml_path, "it reads", within=(name,))
         for key in sorted(table):
             why = UNSUPPORTED.get((name, key))
             if why is not None and table[key] not in (None, [], {}, 0):
