@@ -20,7 +20,13 @@ import pytest
 from pytest_agentbench.arm_trials import run_arms
 from pytest_agentbench.collect import TaskItem
 from pytest_agentbench.fixtures import process_agent
-from pytest_agentbench.observation import REPORT_ATTRIBUTE, Observation
+from pytest_agentbench.observation import (
+    INFRASTRUCTURE,
+    PROVIDER_STOP,
+    REPORT_ATTRIBUTE,
+    SCORED,
+    Observation,
+)
 from pytest_agentbench.runs import RESUME_NAME
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.store import cell_key, now
@@ -252,8 +258,12 @@ def _shown_path(config: pytest.Config, path: str) -> str:
 
 
 def _is_trial_outcome(report: Any) -> bool:
-    """A trial's call report that failed as an outcome (not exact, provider stop), not as a
-    harness error whose traceback someone has to read."""
+    """A trial's call report that failed as an outcome (not exact, provider stop,
+    infrastructure failure), not as a harness error whose traceback someone has to read."""
     observation = getattr(report, REPORT_ATTRIBUTE, None) or {}
     status = observation.get("status")
-    return getattr(report, "when", None) == "call" and status in ("scored", "provider_stop")
+    return getattr(report, "when", None) == "call" and status in (
+        SCORED,
+        PROVIDER_STOP,
+        INFRASTRUCTURE,
+    )
