@@ -159,9 +159,9 @@ class Breaker:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.reason is None:
             return
+        skipped = f" ({self.not_started} skipped)" if self.not_started else ""
         terminalreporter.write_line(
-            f"agentbench breaker: {self.reason}; no new trial started "
-            f"({self.not_started} not started); continue with "
+            f"agentbench breaker: {self.reason}; no new trial started{skipped}; continue with "
             f"--agentbench-resume={self.run_dir}",
             red=True,
         )

@@ -518,7 +518,7 @@ def render_html(document: dict[str, Any]) -> str:
         '<span><i class="cell R"></i>exact after recovery/retry</span>'
         '<span><i class="cell F"></i>not exact</span>'
         '<span><i class="cell S"></i>not scored (provider stop, infrastructure failure, '
-        'error)</span></p>'
+        "error)</span></p>"
     )
     data = escape(json.dumps({"configurations": len(reports), "tasks": len(task_ids)}))
     return "".join(
