@@ -269,6 +269,22 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
     _add(
         parser,
         group,
+        "--agentbench-retry-infra",
+        "retry_infra",
+        "run a trial that ended in an infrastructure failure (upstream unreachable, sandbox "
+        "or docker engine failure) again as a fresh trial, up to N times (default 2)",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-max-consecutive-failures",
+        "max_consecutive_failures",
+        "start no new trial after K trials in a row ended in an infrastructure failure or a "
+        "failed model call that changed nothing (default 5)",
+    )
+    _add(
+        parser,
+        group,
         "--arms",
         "arms",
         "arms file (TOML): run every task under vanilla and each named treatment, paired "
@@ -451,6 +467,12 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         meter=meter,
         faults=faults,
         meter_log=meter_log,
+        retry_infra=parse_int("--agentbench-retry-infra", _value(config, "retry_infra", 2), 0),
+        max_consecutive_failures=parse_int(
+            "--agentbench-max-consecutive-failures",
+            _value(config, "max_consecutive_failures", 5),
+            1,
+        ),
     )
 
 

@@ -99,6 +99,8 @@ class Settings:
     keep: str = "none"  # none | failed | all: trial workspaces kept in the run directory
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    retry_infra: int = 2  # fresh attempts after an infrastructure failure
+    max_consecutive_failures: int = 5  # the circuit breaker (breaker.py)
     # The metering proxy (docs/metering.md): auto | on | off; faults change what is measured.
     meter: str = "auto"
     faults: str = ""

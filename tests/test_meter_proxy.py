@@ -7,6 +7,7 @@ import datetime
 import http.client
 import ipaddress
 import json
+import socket
 import ssl
 import threading
 import time
@@ -23,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from pytest_agentbench.meter.client import MeterProcess
+from pytest_agentbench.meter.records import FAILURE_HEADER
 from pytest_agentbench.testing.model_server import ScriptedModelServer
 
 CHAT_TOOLS = [{"type": "function", "function": {"name": "bash"}}]
@@ -232,6 +234,73 @@ def test_upstream_errors_are_recorded_and_unmeasured(meter: MeterProcess) -> Non
         counted = meter.close_trial(token)
     assert counted["statuses"] == {"401": 1}
     assert counted["tokens"] is None and counted["log"][0]["injected"] is None
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("upstream", "failure"),
+    [
+        ("http://127.0.0.1:{closed}/v1", "upstream_unreachable"),
+        ("http://agentbench-no-such-host.invalid/v1", "dns_failure"),
+    ],
+)
+def test_the_meters_own_gateway_error_says_why_on_the_wire_and_in_the_record(
+    meter: MeterProcess, upstream: str, failure: str
+) -> None:
+    # the closed port is chosen when the test runs: xdist workers must collect the same ids
+    token, base = meter.open_trial(upstream.format(closed=closed_port()))
+    status, body, response = post(base, "/responses", {"tools": [{"name": "exec_command"}]})
+    counted = meter.close_trial(token)
+    assert status == 502 and b"meter: upstream unreachable" in body
+    assert response.getheader(FAILURE_HEADER) == failure
+    assert counted["log"][0]["failure"] == failure and counted["statuses"] == {"none": 1}
+
+
+def test_an_upstream_502_is_the_upstreams_and_carries_no_failure(meter: MeterProcess) -> None:
+    with ScriptedModelServer({"turns": [{"fault": 502}]}) as s:
+        token, base = meter.open_trial(s.openai_base_url)
+        status, _, response = post(base, "/responses", {"tools": [{"name": "exec_command"}]})
+        counted = meter.close_trial(token)
+    assert status == 502 and response.getheader(FAILURE_HEADER) is None
+    assert counted["log"][0]["failure"] is None and counted["statuses"] == {"502": 1}
+
+
+def test_an_upstream_that_cuts_its_answer_short_is_a_connection_reset(
+    meter: MeterProcess,
+) -> None:
+    class Cut(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "1000")  # promised, never sent in full
+            self.end_headers()
+            self.wfile.write(b'{"partial"')
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Cut)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        token, base = meter.open_trial(f"http://127.0.0.1:{httpd.server_address[1]}/v1")
+        status, _, _ = post(base, "/responses", {"tools": [{"name": "exec_command"}]})
+        counted = meter.close_trial(token)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert status == 0  # the client's answer is cut off too
+    assert counted["log"][0]["failure"] == "connection_reset"
 
 
 def test_bodies_are_not_kept_without_a_log(tmp_path: Path) -> None:

@@ -5,9 +5,11 @@ provider refusal on the wire (never an injected one) stops the run as http_<stat
 from __future__ import annotations
 
 import ssl
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from test_agents_real import (  # the same CLIs, task and key as the adapters' real tests
@@ -18,7 +20,7 @@ from test_agents_real import (  # the same CLIs, task and key as the adapters' r
     run_agent,
     task_dir,
 )
-from test_meter_proxy import make_certificate
+from test_meter_proxy import closed_port, make_certificate
 
 from pytest_agentbench.testing.clis import find_cli, missing_reason
 from pytest_agentbench.testing.model_server import ScriptedModelServer, workdir_of
@@ -219,3 +221,48 @@ def test_two_xdist_workers_attribute_every_request_to_its_trial(
         assert obs["metered"]["requests"] == len(mine) > 0
         assert obs["metered"]["tokens"]["input"] == len(mine) * USAGE["input"]
     assert sum(o["metered"]["requests"] for o in observations) == len(server.requests)
+
+
+def test_an_unreachable_upstream_ends_in_infrastructure_failures_and_a_stopped_run(
+    pytester: pytest.Pytester, task_dir: Path, api_key: str
+) -> None:
+    """The network down, as a user meets it: codex through the meter to a closed port. The
+    trials are infrastructure failures (the meter's own 502 says so on the wire), never the
+    agent's, and the breaker stops the run instead of trying every trial."""
+    if find_cli("codex") is None:
+        pytest.skip(missing_reason("codex"))
+    port = closed_port()
+    nowhere: Any = SimpleNamespace(openai_base_url=f"http://127.0.0.1:{port}/v1")
+    started = time.monotonic()
+    result, report = run_agent(
+        pytester,
+        "codex",
+        nowhere,
+        task_dir,
+        "--repeats=4",
+        "--agentbench-meter=on",
+        "--agentbench-retry-infra=1",
+        "--agentbench-max-consecutive-failures=2",
+        "--agentbench-dir=run",
+        sandbox="tmp",
+    )
+    assert time.monotonic() - started < 40
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    observations = report["observations"]
+    assert [(o["status"], o["cause"]) for o in observations] == [
+        ("infrastructure", "upstream_unreachable")
+    ] * 2
+    assert all(
+        r["cause"] == "upstream_unreachable" for o in observations for r in o["infra_retries"]
+    )
+    summary = report["summary"]
+    assert (summary["trials"], summary["first_exact"]) == (0, None)
+    assert summary["infrastructure_causes"] == {"upstream_unreachable": 2}
+    assert report["run"]["breaker"]["open"]
+    result.stdout.fnmatch_lines(
+        [
+            "agentbench breaker: 2 trials in a row ended in an infrastructure failure *",
+            "FAILED (infrastructure) *::r0 - infrastructure*",
+            "not scored: infrastructure failures 2 (upstream_unreachable 2)",
+        ]
+    )

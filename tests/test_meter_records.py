@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.meter.records import main_tokens, summarize, wire_stop
+from pytest_agentbench.meter.records import (
+    failed_call,
+    main_tokens,
+    summarize,
+    wire_failure,
+    wire_stop,
+)
 
 USAGE = {"input": 100, "cached_input": 60, "cache_write": None, "output": 9, "reasoning": 2}
 
@@ -19,7 +25,12 @@ def rec(status: int | None, injected: str | None = None, tools: bool = True, **k
         "has_tools": tools,
         "protocol": "chat",
         "usage": usage,
+        "failure": kw.get("failure"),
     }
+
+
+UNREACHABLE = rec(None, failure="upstream_unreachable")
+RESET = rec(200, failure="connection_reset")
 
 
 def test_summary_counts_answered_requests_and_keeps_side_requests_apart() -> None:
@@ -69,3 +80,37 @@ def test_wire_stop_is_the_last_provider_refusal_without_a_success_after(
 def test_injected_faults_never_stop() -> None:
     assert wire_stop([rec(200), rec(401, "401")]) is None
     assert wire_stop([rec(500), rec(200, "drop")]) == "http_500"
+
+
+@pytest.mark.parametrize(
+    ("log", "failure", "stop"),
+    [
+        ([UNREACHABLE], "upstream_unreachable", None),
+        ([rec(200), UNREACHABLE, UNREACHABLE], "upstream_unreachable", None),
+        ([UNREACHABLE, rec(200)], None, None),  # recovered
+        ([rec(429), UNREACHABLE], "upstream_unreachable", None),  # the wire's last word
+        ([UNREACHABLE, rec(429)], None, "http_429"),
+        ([rec(200), RESET, rec(400)], "connection_reset", None),  # a 400 is the agent's
+        ([rec(200), rec(None, failure="dns_failure"), rec(502, "502")], "dns_failure", None),
+        ([rec(None), rec(502)], None, "http_502"),  # an upstream 502 is the provider's stop
+    ],
+)
+def test_a_wire_failure_is_the_last_word_of_the_wire_and_never_a_stop(
+    log: list[dict], failure: str | None, stop: str | None
+) -> None:
+    assert (wire_failure(log), wire_stop(log)) == (failure, stop)
+
+
+@pytest.mark.parametrize(
+    ("log", "cause"),
+    [
+        ([], None),
+        ([rec(200)], None),
+        ([rec(200), rec(404)], "http_404"),
+        ([rec(400), rec(200)], None),
+        ([rec(200), RESET], "connection_reset"),
+        ([rec(400), rec(200, "drop")], "http_400"),  # an injected fault is not the call
+    ],
+)
+def test_failed_call_is_how_the_last_model_call_ended(log: list[dict], cause: str | None) -> None:
+    assert failed_call(log) == cause

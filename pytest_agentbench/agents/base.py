@@ -56,6 +56,10 @@ class RoundResult:
     final_message: str | None = None
     # The requests the metering proxy saw in this round (meter.records); None: not metered.
     meter_log: list[dict[str, Any]] | None = None
+    # The wire failure (meter.records.wire_failure) that ended the round: not the agent's.
+    infra_failure: str | None = None
+    # How the round's last model call failed (meter.records.failed_call); None: it did not.
+    failed_call: str | None = None
 
     @property
     def clean(self) -> bool:

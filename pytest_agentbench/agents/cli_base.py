@@ -32,7 +32,7 @@ from pytest_agentbench.agents.base import (
 )
 from pytest_agentbench.agents.prices import Price
 from pytest_agentbench.meter.client import MeterProcess, shared_meter
-from pytest_agentbench.meter.records import wire_stop
+from pytest_agentbench.meter.records import failed_call, wire_failure, wire_stop
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.verdict import bounded
@@ -440,10 +440,12 @@ class CliSession(AgentSession):
         stdout = read_tail(events_file, TAIL_CHARS)
         stop = facts.provider_error  # without the meter, the CLI's documented status field
         meter_log = None
+        failure = failed = None
         if self.meter is not None:
             log = self.meter.counters(self.meter_token)["log"]
             meter_log, self.meter_seen = log[self.meter_seen :], len(log)
             stop = wire_stop(log)  # with the meter, only the wire's status stops a trial
+            failure, failed = wire_failure(log), failed_call(meter_log)
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,
@@ -459,6 +461,8 @@ class CliSession(AgentSession):
             provider_stop=_scrubbed(agent, stop),
             final_message=_scrubbed(agent, bounded(facts.final_message)),
             meter_log=meter_log,
+            infra_failure=failure,
+            failed_call=failed,
         )
 
     def close(self) -> None:

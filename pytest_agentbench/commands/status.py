@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.tasks.observation import Observation
+from pytest_agentbench.tasks.observation import BREAKER_OPEN, Observation
 
 HELP = "progress of a running or finished run: trials done/planned, first exact, spend, ETA"
 SCHEMA = "agentbench-status/1"
-NOT_STARTED = "budget_exhausted"
+NOT_STARTED = ("budget_exhausted", BREAKER_OPEN)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,7 +98,7 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
         elif "end" in line:
             started.pop(line["end"], None)
             ended.append(line)
-    ran = [line for line in ended if line.get("status") != NOT_STARTED]
+    ran = [line for line in ended if line.get("status") not in NOT_STARTED]
     if finished is not None or (not progress and record.run.get("finished_at")):
         state = "finished"
     elif not progress:
@@ -117,6 +117,8 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
         remaining = max(planned - len(ended), 0)
         eta = round(remaining * elapsed / len(measured), 1)
     settings = record.run.get("settings") or {}
+    from pytest_agentbench.scoring.metrics import outcome_counts
+
     return {
         "schema": SCHEMA,
         "run_dir": str(run_dir),
@@ -127,12 +129,20 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
         "exit_status": finished.get("exitstatus") if finished else None,
         "trials": {
             "planned": planned,
-            "done": len(ran) if progress else len(record.observations) - counts.get(NOT_STARTED, 0),
-            "not_started": sum(1 for line in ended if line.get("status") == NOT_STARTED)
+            "done": len(ran)
             if progress
-            else counts.get(NOT_STARTED, 0),
+            else len(record.observations) - sum(counts.get(s, 0) for s in NOT_STARTED),
+            "not_started": sum(1 for line in ended if line.get("status") in NOT_STARTED)
+            if progress
+            else sum(counts.get(status, 0) for status in NOT_STARTED),
             "recorded": counts,
         },
+        "not_scored": {
+            key: value
+            for key, value in outcome_counts(record.trials).items()
+            if key not in ("budget_exhausted", "breaker_open")  # trials' not_started
+        },
+        "stopped": record.run.get("stopped"),
         "first_exact": {
             "passed": first,
             "scored": len(scored),
@@ -160,6 +170,8 @@ def _duration(seconds: float | None) -> str:
 
 def render(doc: dict[str, Any]) -> list[str]:
     """The status as lines for a terminal."""
+    from pytest_agentbench.report.evidence import not_scored_lines
+
     trials, first, spend = doc["trials"], doc["first_exact"], doc["spend"]
     planned = "?" if trials["planned"] is None else trials["planned"]
     state = doc["state"]
@@ -172,11 +184,14 @@ def render(doc: dict[str, Any]) -> list[str]:
         f"run {doc['run_id']}  {doc['run_dir']}  {state}",
         f"agent {doc['agent']}  model {doc['model'] or 'default'}: "
         f"{trials['done']}/{planned} trials done"
-        + (f", {trials['not_started']} not started (budget)" if trials["not_started"] else ""),
+        + (f", {trials['not_started']} not started" if trials["not_started"] else ""),
         f"first exact so far: {first['passed']}/{first['scored']} scored ({rate})",
+        *not_scored_lines(doc["not_scored"]),
         f"spend so far: {cost} ({spend['cost_unknown']} trials without a cost), "
         f"{tokens} tokens ({spend['tokens_unknown']} without tokens)",
     ]
+    if doc["stopped"]:
+        lines.append(f"stopped by the {doc['stopped']['by']}: {doc['stopped']['reason']}")
     if doc["state"] == "running":
         lines.append(f"elapsed {_duration(doc['elapsed_s'])}  ETA {_duration(doc['eta_s'])}")
         lines.append(f"running: {len(doc['running'])}")

@@ -13,6 +13,15 @@ from pytest_agentbench.tasks.observation import Metered
 
 STOP_STATUSES = frozenset({401, 402, 403, 429})
 
+# Why the upstream never answered a request in full, as the meter saw it on the wire: the
+# record's `failure`, and the FAILURE_HEADER of the meter's own 502 answer (which is not the
+# upstream's: an upstream 502 carries no such header).
+UPSTREAM_UNREACHABLE = "upstream_unreachable"
+DNS_FAILURE = "dns_failure"
+CONNECTION_RESET = "connection_reset"
+WIRE_FAILURES = (UPSTREAM_UNREACHABLE, DNS_FAILURE, CONNECTION_RESET)
+FAILURE_HEADER = "X-Agentbench-Meter-Failure"
+
 
 def stop_cause(status: int | None) -> str | None:
     """`http_<status>` for a provider refusal (401, 402, 403, 429 or 5xx), else None: the one
@@ -72,15 +81,44 @@ def main_tokens(metered: Mapping[str, Any]) -> dict[str, int | None] | None:
     }  # fmt: skip
 
 
-def wire_stop(log: Sequence[Mapping[str, Any]]) -> str | None:
-    """`http_<status>` when the last upstream answer (not an injected fault) was 401, 402,
-    403, 429 or 5xx and no successful answer came after it; else None."""
+def _wire_end(log: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The last request that says how the provider ended the trial: a success, a refusal
+    (401, 402, 403, 429, 5xx) or no answer (a wire failure). Injected faults and the other
+    answers (a 400 or 404 is the agent's request, not the provider) are passed over."""
     for record in reversed(log):
         status = record.get("status")
-        if record.get("injected") or not isinstance(status, int):
+        if record.get("injected"):
             continue
-        if (cause := stop_cause(status)) is not None:
-            return cause
-        if 200 <= status < 300:
-            return None
+        if record.get("failure") in WIRE_FAILURES:
+            return record
+        if isinstance(status, int) and (stop_cause(status) or 200 <= status < 300):
+            return record
+    return None
+
+
+def wire_stop(log: Sequence[Mapping[str, Any]]) -> str | None:
+    """`http_<status>` when the last upstream answer (not an injected fault) was 401, 402,
+    403, 429 or 5xx and neither a success nor a wire failure came after it; else None."""
+    end = _wire_end(log)
+    return stop_cause(end.get("status")) if end is not None else None
+
+
+def wire_failure(log: Sequence[Mapping[str, Any]]) -> str | None:
+    """The wire failure (WIRE_FAILURES) of the last request the upstream never answered, when
+    neither a success nor a provider refusal came after it; else None."""
+    end = _wire_end(log)
+    return end.get("failure") if end is not None else None
+
+
+def failed_call(log: Sequence[Mapping[str, Any]]) -> str | None:
+    """How the trial's last model call (not an injected fault) failed: its wire failure, or
+    `http_<status>` for any answer but a success; None when it succeeded or none was made."""
+    for record in reversed(log):
+        if record.get("injected"):
+            continue
+        status = record.get("status")
+        if record.get("failure"):
+            return str(record["failure"])
+        if isinstance(status, int):
+            return None if 200 <= status < 300 else f"http_{status}"
     return None

@@ -21,7 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+from aiohttp import (
+    ClientConnectionError,
+    ClientConnectorDNSError,
+    ClientConnectorError,
+    ClientPayloadError,
+    ClientSession,
+    ClientTimeout,
+    TCPConnector,
+    web,
+)
 
 from pytest_agentbench.meter.counting import (
     CHAT,
@@ -33,7 +42,13 @@ from pytest_agentbench.meter.counting import (
     protocol_of,
 )
 from pytest_agentbench.meter.faults import DROP, HANG, FaultSchedule, parse_faults
-from pytest_agentbench.meter.records import summarize
+from pytest_agentbench.meter.records import (
+    CONNECTION_RESET,
+    DNS_FAILURE,
+    FAILURE_HEADER,
+    UPSTREAM_UNREACHABLE,
+    summarize,
+)
 
 # Hop-by-hop headers (RFC 9110 7.6.1) and those the proxy recomputes.
 HOP_BY_HOP = frozenset(
@@ -55,6 +70,18 @@ HOP_BY_HOP = frozenset(
 HANG_SECONDS = 3600.0
 
 
+def failure_of(error: BaseException) -> str:
+    """The wire cause of a request the upstream never answered: its name lookup failed, its
+    connection was refused or cut while connecting, or it dropped the connection after."""
+    if isinstance(error, ClientConnectorDNSError):
+        return DNS_FAILURE
+    if isinstance(error, ClientConnectorError):
+        return UPSTREAM_UNREACHABLE
+    if isinstance(error, ClientConnectionError | ClientPayloadError | ConnectionResetError):
+        return CONNECTION_RESET
+    return UPSTREAM_UNREACHABLE
+
+
 @dataclass
 class RequestRecord:
     """One request of a trial as the meter saw it (no bodies, no headers)."""
@@ -67,6 +94,7 @@ class RequestRecord:
     injected: str | None
     latency_s: float | None  # to the upstream's response headers
     usage: WireUsage | None
+    failure: str | None = None  # records.WIRE_FAILURES: the upstream never answered in full
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +106,7 @@ class RequestRecord:
             "injected": self.injected,
             "latency_s": self.latency_s,
             "usage": self.usage.to_dict() if self.usage else None,
+            "failure": self.failure,
         }
 
 
@@ -199,7 +228,12 @@ class Meter:
                 request.method, url, headers=headers, data=body, allow_redirects=False
             )
         except Exception as error:  # unreachable upstream: the client sees a gateway error
-            return web.json_response({"error": f"meter: upstream unreachable: {error}"}, status=502)
+            record.failure = failure_of(error)
+            return web.json_response(
+                {"error": f"meter: upstream unreachable: {error}"},
+                status=502,
+                headers={FAILURE_HEADER: record.failure},
+            )
         async with upstream:
             record.latency_s = time.perf_counter() - started
             record.status = upstream.status
@@ -217,7 +251,7 @@ class Meter:
             response.content_length = upstream.content_length
         await response.prepare(request)
         if not streamed:
-            body = await upstream.read()
+            body = b"".join([chunk async for chunk in self._chunks(upstream, record)])
             await response.write(body)
             if record.protocol and 200 <= upstream.status < 300:
                 record.usage = body_usage(record.protocol, body)
@@ -226,7 +260,7 @@ class Meter:
         counter = StreamCounter(record.protocol) if record.protocol else None
         splitter = EventSplitter()
         try:
-            async for chunk in upstream.content.iter_any():
+            async for chunk in self._chunks(upstream, record):
                 out = chunk
                 if counter is not None:
                     kept = []
@@ -245,6 +279,17 @@ class Meter:
                 record.usage = counter.usage
         await response.write_eof()
         return response
+
+    @staticmethod
+    async def _chunks(upstream: Any, record: RequestRecord) -> Any:
+        """The upstream's stream; one it cuts off is a connection reset on the record (the
+        client sees its own connection cut as well)."""
+        try:
+            async for chunk in upstream.content.iter_any():
+                yield chunk
+        except (ClientConnectionError, ClientPayloadError, ConnectionResetError) as error:
+            record.failure = failure_of(error)
+            raise
 
     async def _inject(
         self, request: web.Request, record: RequestRecord, fault: str

@@ -36,6 +36,11 @@ class ProviderStopped(Exception):
     """The provider stopped the trial (rate limit, auth, outage): not an outcome."""
 
 
+class InfrastructureFailed(Exception):
+    """The machine ended the trial (upstream unreachable, sandbox or engine failure): not an
+    outcome."""
+
+
 REGISTERED_TAGS_KEY = pytest.StashKey[set[str]]()
 
 
@@ -96,7 +101,8 @@ class TaskItem(pytest.Function):
         return self.path, 0, f"{self.task_id} {self.name}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, TrialFailed | ProviderStopped | TaskError):
+        not_outcomes = TrialFailed | ProviderStopped | InfrastructureFailed | TaskError
+        if isinstance(excinfo.value, not_outcomes):
             from pytest_agentbench.plan.failure import trial_failure
 
             return trial_failure(self.path, str(excinfo.value))

@@ -516,7 +516,8 @@ def render_html(document: dict[str, Any]) -> str:
         '<p class="legend"><span><i class="cell P"></i>first exact</span>'
         '<span><i class="cell R"></i>exact after recovery/retry</span>'
         '<span><i class="cell F"></i>not exact</span>'
-        '<span><i class="cell S"></i>provider stop or error (not scored)</span></p>'
+        '<span><i class="cell S"></i>not scored (provider stop, infrastructure failure, '
+        "error)</span></p>"
     )
     data = escape(json.dumps({"configurations": len(reports), "tasks": len(task_ids)}))
     return "".join(

@@ -17,12 +17,13 @@ NOT_EXACT = ("failed", "F", "FAILED")
 REUSED_EXACT = ("passed", "R", "PASSED (reused)")
 REUSED_NOT_EXACT = ("failed", "R", "FAILED (reused)")
 PROVIDER_STOP = ("failed", "!", "FAILED (provider stop)")
+INFRASTRUCTURE = ("failed", "I", "FAILED (infrastructure)")
 ERROR = ("failed", "E", "FAILED (error)")
 
 LEGEND = (
     "agentbench letters: . exact at the first round, + exact only after a recovery or retry, "
     "F not exact, R reused from the resumed run, ! provider stop (not scored), "
-    "E error (the trial could not run), s not run"
+    "I infrastructure failure (not scored), E error (the trial could not run), s not run"
 )
 
 
@@ -32,6 +33,8 @@ def trial_status(report: pytest.TestReport, observation: dict[str, Any]) -> tupl
         return REUSED_EXACT if report.passed else REUSED_NOT_EXACT
     if observation.get("status") == "provider_stop":
         return PROVIDER_STOP
+    if observation.get("status") == "infrastructure":
+        return INFRASTRUCTURE
     if observation.get("status") == "error":
         return ERROR
     if not report.passed:

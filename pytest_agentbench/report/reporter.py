@@ -22,7 +22,13 @@ from pytest_agentbench.plan.collect import TaskItem
 from pytest_agentbench.run.plugins import RESUME_NAME
 from pytest_agentbench.run.store import cell_key, now
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.tasks.observation import REPORT_ATTRIBUTE, Observation
+from pytest_agentbench.tasks.observation import (
+    INFRASTRUCTURE,
+    PROVIDER_STOP,
+    REPORT_ATTRIBUTE,
+    SCORED,
+    Observation,
+)
 from pytest_agentbench.trial.fixtures import agent_info, process_agent
 
 DECLARED = "agentbench_declared"
@@ -248,8 +254,12 @@ def _shown_path(config: pytest.Config, path: str) -> str:
 
 
 def _is_trial_outcome(report: Any) -> bool:
-    """A trial's call report that failed as an outcome (not exact, provider stop), not as a
-    harness error whose traceback someone has to read."""
+    """A trial's call report that failed as an outcome (not exact, provider stop,
+    infrastructure failure), not as a harness error whose traceback someone has to read."""
     observation = getattr(report, REPORT_ATTRIBUTE, None) or {}
     status = observation.get("status")
-    return getattr(report, "when", None) == "call" and status in ("scored", "provider_stop")
+    return getattr(report, "when", None) == "call" and status in (
+        SCORED,
+        PROVIDER_STOP,
+        INFRASTRUCTURE,
+    )

@@ -139,10 +139,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     lines = [
         f"agent {run['agent']}  model {run['model'] or 'default'}  repeats {run['repeats']}  "
         f"sandbox {run['sandbox']}",
-        f"{plural(s['trials'], 'trial')} scored"
-        + (f"  provider stops {s['provider_stops']}" if s["provider_stops"] else "")
-        + (f"  errors {s['errors']}" if s["errors"] else "")
-        + (f"  not started (budget) {n}" if (n := s.get("budget_exhausted")) else ""),
+        f"{plural(s['trials'], 'trial')} scored",
         f"first exact {_pct(s['first_exact'])}  final exact {_pct(s['final_exact'])}  "
         f"EOF-normalized {_pct(s['eof_normalized'])} first, "
         f"{_pct(s.get('final_eof_normalized'))} final",

@@ -1,9 +1,9 @@
 """Wires the run-level features for one process: run directory, resume, shard, kept
-workspaces and budgets.
+workspaces, budgets and the circuit breaker.
 
 Every process selects its shard, marks reused trials, keeps workspaces and checks the budget
-before each trial it starts; only the controller reads the record, checks the identity,
-writes the run directory and its progress, and tallies the spend.
+and the breaker before each trial it starts; only the controller reads the record, checks the
+identity, writes the run directory and its progress, tallies the spend and counts failures.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ SHARD_NAME = "agentbench-shard"
 PROGRESS_NAME = "agentbench-progress"
 BUDGET_NAME = "agentbench-budget"
 BUDGET_GATE_NAME = "agentbench-budget-gate"
+BREAKER_NAME = "agentbench-breaker"
+BREAKER_GATE_NAME = "agentbench-breaker-gate"
 RUN_PLUGIN_NAMES = (
     WRITER_NAME,
     RESUME_NAME,
@@ -28,6 +30,8 @@ RUN_PLUGIN_NAMES = (
     PROGRESS_NAME,
     BUDGET_NAME,
     BUDGET_GATE_NAME,
+    BREAKER_NAME,
+    BREAKER_GATE_NAME,
 )
 
 
@@ -84,6 +88,12 @@ def _register_run_control(
     if spend_file is not None:
         gate = BudgetGate(settings, SpendFileReader(Path(spend_file)))
         config.pluginmanager.register(gate, BUDGET_GATE_NAME)
+    from pytest_agentbench.run import breaker
+
+    trip_file = workerinput.get(breaker.WORKER_INPUT)
+    if trip_file is not None:
+        opened = breaker.trip_file_reader(Path(trip_file))
+        config.pluginmanager.register(breaker.BreakerGate(opened), BREAKER_GATE_NAME)
 
 
 def _keep_in(config: pytest.Config, settings: Settings, run_dir: Path) -> None:
@@ -136,7 +146,12 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         writer.run["arms"] = arm_identities(arms, identity)
         writer.run["arm_anchors"] = {a.name: f for a in arms if (f := a.task_prefix_field)}
     config.pluginmanager.register(writer, WRITER_NAME)
+    from pytest_agentbench.run.breaker import Breaker, BreakerGate
     from pytest_agentbench.run.progress import ProgressLog
+
+    breaker = Breaker(settings, directory, writer.run)
+    config.pluginmanager.register(breaker, BREAKER_NAME)
+    config.pluginmanager.register(BreakerGate(breaker.opened), BREAKER_GATE_NAME)
 
     config.pluginmanager.register(ProgressLog(directory), PROGRESS_NAME)
     if settings.keep != "none":

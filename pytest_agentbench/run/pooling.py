@@ -3,11 +3,12 @@
 Every trial carries an id of its own: the run that executed it, its task, its repeat and its
 attempt (the n-th execution of that (task, repeat) slot in that run, from 0), kept when a
 resumed run reuses the trial. A trial that reaches a pool twice (the same run given twice, or
-a resumed run's copy of its source) counts once. Provider stops stay in the pool as evidence
-and count toward quarantine; a record that is neither a trial nor a stop (a harness error, a
-trial the budget did not start) only says the slot was not filled, so it leaves the pool when
-a scored trial fills that slot. Trials of one task with different fixture hashes measured
-different tasks: they never pool in one cell (see fixture_conflicts).
+a resumed run's copy of its source) counts once. Provider stops and infrastructure failures
+stay in the pool as evidence (provider stops count toward quarantine); any other record (a
+harness error, a trial the budget or the breaker did not start) only says the slot was not
+filled, so it leaves the pool when a scored trial fills that slot. Trials of one task with
+different fixture hashes measured different tasks: they never pool in one cell (see
+fixture_conflicts).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pytest_agentbench.tasks.observation import (
+    INFRASTRUCTURE,
     PROVIDER_STOP,
     SCORED,
     Observation,
@@ -62,7 +64,7 @@ def pool(observations: Iterable[Observation]) -> list[Observation]:
     return [
         o
         for o in kept
-        if o["status"] in (SCORED, PROVIDER_STOP)
+        if o["status"] in (SCORED, PROVIDER_STOP, INFRASTRUCTURE)
         or (observation_slot_task(o), o["repeat"]) not in filled
     ]
 

@@ -62,7 +62,7 @@ class Resume:
         self.notice: str | None = None
         self.reused = 0
         self.config: pytest.Config | None = None
-        self.evidence: list[Observation] = []  # the record's provider stops, for the report
+        self.evidence: list[Observation] = []  # its stops and infrastructure failures
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:

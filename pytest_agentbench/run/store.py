@@ -29,6 +29,7 @@ from pytest_agentbench.fs.filework import wait_for_file_work, write_later
 from pytest_agentbench.run.pooling import pool, trial_id, with_trial_ids
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.observation import (
+    INFRASTRUCTURE,
     PROVIDER_STOP,
     REPORT_ATTRIBUTE,
     Observation,
@@ -207,8 +208,9 @@ class RunRecord:
 
 
 def stops_of(record: RunRecord) -> list[Observation]:
-    """The provider stops a run record holds: evidence that outlives their re-run."""
-    return [o for o in record.trials if o["status"] == PROVIDER_STOP]
+    """The provider stops and infrastructure failures a run record holds: evidence that
+    outlives their re-run."""
+    return [o for o in record.trials if o["status"] in (PROVIDER_STOP, INFRASTRUCTURE)]
 
 
 def read_run_directory(path: Path) -> RunRecord:
@@ -361,7 +363,9 @@ class RunWriter:
         """Handed to the file helper: the observation line is what must not wait."""
         trial_dir = self.directory / TRIALS_DIR / trial_dir_name(task_id, repeat)
         for name, text in artifacts.items():
-            write_later(trial_dir / Path(name).name, text.encode())
+            # A file name, or attempt-N/NAME for an attempt retried after an infrastructure
+            # failure; never more, whatever a report carries.
+            write_later(trial_dir.joinpath(*Path(name).parts[-2:]), text.encode())
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

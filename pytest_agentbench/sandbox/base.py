@@ -29,6 +29,21 @@ POLL_S = 0.1  # how often a process whose pipes stay open is checked for exit
 DRAIN_GRACE_S = 5.0  # how long output left in the pipes after exit is still read
 
 
+SANDBOX_START = "sandbox_start"
+DOCKER_ENGINE = "docker_engine"
+RESOURCE_GUARD = "resource_guard"
+
+
+class InfrastructureError(Exception):
+    """The machine, not the agent, ended the trial: cause is machine-readable (SANDBOX_START,
+    DOCKER_ENGINE, RESOURCE_GUARD, or a wire failure of meter.records), and decides; the
+    message is for people only."""
+
+    def __init__(self, cause: str, message: str) -> None:
+        super().__init__(f"{cause}: {message}")
+        self.cause = cause
+
+
 @dataclass
 class ProcessResult:
     """How one agent process ended. exit_code is None when it was killed at the deadline."""
@@ -250,6 +265,15 @@ class SandboxProvider(ABC):
         return program
 
 
+def start_sandbox(provider: SandboxProvider, task: Task, trial_id: str) -> Sandbox:
+    """provider.create, where an OSError (no room for the trial's directory, no process left
+    to start) is the machine's: an infrastructure failure (SANDBOX_START)."""
+    try:
+        return provider.create(task, trial_id)
+    except OSError as error:
+        raise InfrastructureError(SANDBOX_START, f"{provider.kind} sandbox: {error}") from None
+
+
 def memory_dir(min_free: int = 0) -> str | None:
     """/dev/shm when it is a directory this process may write and run programs from, with at
     least min_free bytes free; None elsewhere (no such mount, mounted noexec, a container's
@@ -362,15 +386,18 @@ def run_process_group(
     after a normal exit, so nothing the agent started outlives its trial.
     """
     start = time.monotonic()
-    process = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    try:
+        process = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as error:  # no program to start the sandbox with, no process left to fork
+        raise InfrastructureError(SANDBOX_START, f"cannot start {argv[0]}: {error}") from None
     assert process.stdout is not None and process.stderr is not None
     out, err = _TailBuffer(), _TailBuffer()
     tails = {process.stdout.fileno(): out, process.stderr.fileno(): err}

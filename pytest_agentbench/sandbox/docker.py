@@ -20,7 +20,7 @@ import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,9 @@ import pytest
 
 from pytest_agentbench.fs import fdtree
 from pytest_agentbench.sandbox.base import (
+    DOCKER_ENGINE,
     OUTPUT_TAIL,
+    InfrastructureError,
     ProcessResult,
     Sandbox,
     SandboxProvider,
@@ -59,6 +61,19 @@ LOG_BOUND = {"max-size": "8m", "max-file": "2"}
 def run_label() -> str:
     """One id for the whole run: xdist hands every worker the controller's test-run uid."""
     return os.environ.get("PYTEST_XDIST_TESTRUNUID") or owner_token()
+
+
+@contextlib.contextmanager
+def engine_errors(what: str) -> Iterator[None]:
+    """An error the engine answers, or no answer from it, is the machine's: an infrastructure
+    failure of the trial, never the agent's result."""
+    import docker.errors
+    import requests
+
+    try:
+        yield
+    except (docker.errors.APIError, requests.exceptions.ConnectionError) as error:
+        raise InfrastructureError(DOCKER_ENGINE, f"{what}: {error}") from None
 
 
 def _socket_refused(where: str) -> str | None:
@@ -287,20 +302,21 @@ class DockerSandbox(Sandbox):
         provider = self.provider
         self.script.write_text(round_script(argv, env, cwd or self.inner_workspace))
         exit_code: int | None = None
-        try:
-            self._hand_over()
-            self.container.start()
-            exit_code = self._wait(timeout - (time.monotonic() - start))
-        except BaseException:
-            provider.kill(self.container)  # interrupted: nothing keeps running
-            raise
-        since = None
-        if self.rounds:
-            state = provider.client.api.inspect_container(self.container.id)["State"]
-            since = _daemon_time(state["StartedAt"])
-        self.rounds += 1
-        out, err = self._output(since)
-        self._take_back()
+        with engine_errors("the trial's container"):
+            try:
+                self._hand_over()
+                self.container.start()
+                exit_code = self._wait(timeout - (time.monotonic() - start))
+            except BaseException:
+                provider.kill(self.container)  # interrupted: nothing keeps running
+                raise
+            since = None
+            if self.rounds:
+                state = provider.client.api.inspect_container(self.container.id)["State"]
+                since = _daemon_time(state["StartedAt"])
+            self.rounds += 1
+            out, err = self._output(since)
+            self._take_back()
         return ProcessResult(exit_code, exit_code is None, time.monotonic() - start, out, err)
 
     def _hand_over(self) -> None:
@@ -444,7 +460,8 @@ class DockerProvider(SandboxProvider):
         (root / ROUND_SCRIPT_NAME).touch()  # bind-mounted: it must exist before the container
         materialize(task.input_tree, workspace)
         try:
-            container = self.create_container(image, trial_id, root)
+            with engine_errors("creating the trial's container"):
+                container = self.create_container(image, trial_id, root)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise

@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_agentbench import __version__
 from pytest_agentbench.run.pooling import fixture_conflicts, pool, quarantine
-from pytest_agentbench.scoring.metrics import classes, integrity, summarize
+from pytest_agentbench.scoring.metrics import classes, integrity, outcome_counts, summarize
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import task_set_hash
 from pytest_agentbench.tasks.observation import Observation, Outcome
@@ -18,7 +18,7 @@ SCHEMA_VERSION = 1
 
 
 def outcome_string(trials: list[Observation], key: Outcome) -> str:
-    """P/F per repeat in repeat order; provider stops and errors show as '-'."""
+    """P/F per repeat in repeat order; trials not scored show as '-'."""
     marks = []
     for obs in trials:
         marks.append("-" if obs["status"] != "scored" else "P" if obs[key] else "F")
@@ -62,9 +62,7 @@ def build_report(
         settings.seed,
     )
     _, per_unsolvable = summarize(integrity_declared, unsolvable, settings.repeats, settings.seed)
-    for status, key in (("provider_stop", "provider_stops"), ("error", "errors")):
-        summary[key] = sum(1 for o in counted if o["status"] == status)
-    summary["budget_exhausted"] = sum(1 for o in counted if o["status"] == "budget_exhausted")
+    summary.update(outcome_counts(counted))  # no-solution tasks' trials too
     summary["no_solution_trials"] = sum(1 for o in unsolvable if o["status"] == "scored")
     summary["tasks_selected"] = None if selected is None else len(selected)
     summary["fixture_conflicts"] = sorted(conflicts)

@@ -7,14 +7,22 @@ docs/metrics.md and are checked against brute-force definitions by property test
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pytest_agentbench.grading.similarity import mean_pairwise_jaccard
-from pytest_agentbench.tasks.observation import Observation, Outcome, trial_tokens
+from pytest_agentbench.tasks.observation import (
+    BREAKER_OPEN,
+    INFRASTRUCTURE,
+    PROVIDER_STOP,
+    Observation,
+    Outcome,
+    trial_tokens,
+)
 from pytest_agentbench.tasks.verdict import VERDICTS
 
 Z95 = 1.959963984540054
@@ -230,9 +238,7 @@ def summarize(
         "tasks_declared": declared_ids,
         "tasks_observed": tasks_observed,
         "trials": len(scored),
-        "provider_stops": sum(1 for o in observations if o["status"] == "provider_stop"),
-        "errors": sum(1 for o in observations if o["status"] == "error"),
-        "budget_exhausted": sum(1 for o in observations if o["status"] == "budget_exhausted"),
+        **outcome_counts(observations),
         "first_exact": first,
         "final_exact": final,
         "eof_normalized": _mean(eof_rate[observed]),
@@ -263,6 +269,35 @@ def summarize(
         "wall_s": describe(usage["wall_s"]),
     }
     return summary, per_task
+
+
+def _tally(causes: Iterable[str]) -> dict[str, int]:
+    """How many times each cause occurs, sorted by cause."""
+    return dict(sorted(Counter(causes).items()))
+
+
+def outcome_counts(observations: Sequence[Observation]) -> dict[str, Any]:
+    """The trials of each outcome class besides scored: provider stops and infrastructure
+    failures with their causes, harness errors, trials not started (budget, breaker), and
+    the attempts run again after an infrastructure failure, by cause."""
+
+    def having(status: str) -> list[Observation]:
+        return [o for o in observations if o["status"] == status]
+
+    retried = [r for o in observations for r in o.get("infra_retries") or ()]
+    return {
+        "provider_stops": len(having(PROVIDER_STOP)),
+        "provider_stop_causes": _tally(o.get("cause") or "unknown" for o in having(PROVIDER_STOP)),
+        "infrastructure_failures": len(having(INFRASTRUCTURE)),
+        "infrastructure_causes": _tally(
+            o.get("cause") or "unknown" for o in having(INFRASTRUCTURE)
+        ),
+        "infra_retries": len(retried),
+        "infra_retry_causes": _tally(r["cause"] for r in retried),
+        "errors": len(having("error")),
+        "budget_exhausted": len(having("budget_exhausted")),
+        "breaker_open": len(having(BREAKER_OPEN)),
+    }
 
 
 def _mean(values: np.ndarray) -> float | None:

@@ -22,7 +22,9 @@ REPORT_ATTRIBUTE = "agentbench"
 
 SCORED = "scored"
 PROVIDER_STOP = "provider_stop"
+INFRASTRUCTURE = "infrastructure"
 ERROR = "error"
+BREAKER_OPEN = "breaker_open"  # not started: the circuit breaker stopped the run (breaker.py)
 
 Outcome = Literal["first_exact", "final_exact", "eof_normalized"]
 """The per-trial verdicts rates are made of."""
@@ -82,10 +84,18 @@ class AgentFacts(TypedDict):
     tool_calls: int | None
 
 
+class InfraRetry(TypedDict):
+    """An attempt of the trial that ended in an infrastructure failure and was run again
+    (--agentbench-retry-infra); its artifacts are in the trial directory's attempt-N/."""
+
+    cause: str
+    detail: str
+
+
 class Observation(TypedDict):
-    """One trial (task x repeat). status: scored, provider_stop, error or another reason it
-    was not scored (only scored counts); cause: the provider stop's machine-readable cause, or
-    why the trial did not run."""
+    """One trial (task x repeat). status: scored, provider_stop, infrastructure, error or
+    another reason it was not scored (only scored counts); cause: the machine-readable cause of
+    a provider stop or an infrastructure failure, or why the trial did not run."""
 
     task: str
     repeat: int
@@ -119,6 +129,13 @@ class Observation(TypedDict):
     # With --arms: the skills in the trial's private home after it ran (the CLI's own too);
     # None for an agent without a skills folder.
     skills_found: NotRequired[list[str] | None]
+    # What people read about an infrastructure failure (the cause alone decides).
+    detail: NotRequired[str]
+    # Earlier attempts of this trial that ended in an infrastructure failure, in order.
+    infra_retries: NotRequired[list[InfraRetry]]
+    # How the trial's last model call failed (meter.records.failed_call), set only when it also
+    # left the workspace unchanged: the circuit breaker counts such trials.
+    failed_call: NotRequired[str]
 
 
 def slot_task(task_id: str, arm: str | None) -> str:

@@ -12,28 +12,42 @@ import pytest
 
 from pytest_agentbench.agents.base import Agent
 from pytest_agentbench.fs import names
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.grading.grade import Grade
 from pytest_agentbench.plan.arm_trials import arm_name
-from pytest_agentbench.plan.collect import SETTINGS_KEY, ProviderStopped, TaskItem, TrialFailed
+from pytest_agentbench.plan.collect import (
+    SETTINGS_KEY,
+    InfrastructureFailed,
+    ProviderStopped,
+    TaskItem,
+    TrialFailed,
+)
 from pytest_agentbench.sandbox import provider_for
-from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
+from pytest_agentbench.sandbox.base import (
+    InfrastructureError,
+    Sandbox,
+    SandboxProvider,
+    start_sandbox,
+)
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task, TaskError
 from pytest_agentbench.tasks.observation import (
     OBSERVATION_KEY,
     REPORT_ATTRIBUTE,
+    InfraRetry,
     error_observation,
     slot_task,
 )
 from pytest_agentbench.trial.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
 from pytest_agentbench.trial.artifacts import scrub, secret_variables, trial_artifacts
-from pytest_agentbench.trial.rounds import Trial
+from pytest_agentbench.trial.rounds import Trial, TrialOutcome
 
 ARTIFACTS_KEY = pytest.StashKey[dict[str, str]]()
 AGENT_KEY = pytest.StashKey[Agent]()
 SECRETS_KEY = pytest.StashKey[list[tuple[str, str]]]()
 # (task id, repeat, final workspace, final exact): keep.WorkspaceKeeper.keep, when keeping
 KEEP_KEY = pytest.StashKey[Callable[[str, int, Path, bool], None]]()
+SANDBOX_FAILURE_KEY = pytest.StashKey[InfrastructureError]()  # the trial's sandbox did not start
 
 
 def unknown_agent(config: pytest.Config, name: str) -> pytest.UsageError:
@@ -118,8 +132,9 @@ def agentbench_task(request: pytest.FixtureRequest) -> Task:
 
 
 @pytest.fixture
-def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    """A fresh sandbox whose workspace holds only the task's input tree.
+def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox | None]:
+    """A fresh sandbox whose workspace holds only the task's input tree (None when it could
+    not start: an infrastructure failure, which the trial records).
 
     The one fixture a trial asks for: it finds the task, agent and provider itself, since
     every fixture a trial's closure holds costs pytest a lookup per item.
@@ -132,7 +147,13 @@ def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
             f"{task.source}: a Harbor task runs in the image its environment/Dockerfile builds: "
             f"run it with --sandbox=docker (this run uses --sandbox={provider.kind})"
         )
-    with provider.create(task, trial_label(item)) as sandbox:
+    try:
+        sandbox = start_sandbox(provider, task, trial_label(item))
+    except InfrastructureError as error:  # the trial records it, and may start a fresh one
+        item.stash[SANDBOX_FAILURE_KEY] = error
+        yield None
+        return
+    with sandbox:
         yield sandbox
 
 
@@ -148,8 +169,10 @@ def trial_label(item: TaskItem) -> str:
     return f"{item.task_id}{arm}-r{item.repeat}"
 
 
-def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
-    """What every TaskItem runs: the trial, keeping its Observation, then the judgement."""
+def run_trial(item: TaskItem, sandbox: Sandbox | None) -> None:
+    """What every TaskItem runs: the trial (again in a fresh sandbox after an infrastructure
+    failure, up to --agentbench-retry-infra times), keeping its Observation and the failed
+    attempts' artifacts, then the judgement."""
     config = item.config
     settings, agent, provider = process_parts(config)
     task = item_task(item)
@@ -173,26 +196,55 @@ def run_trial(item: TaskItem, sandbox: Sandbox) -> None:
         else None,
         arm=item.arm,
     )
-    outcome = trial.run(sandbox)
-    if item.arm is not None:  # what else could have instructed it, before the home goes
-        outcome.observation["skills_found"] = agent.skills_found(sandbox.home)
-    item.stash[OBSERVATION_KEY] = outcome.observation
     if SECRETS_KEY not in config.stash:  # the environment is read once: it is the run's
         config.stash[SECRETS_KEY] = secret_variables()
     secrets = config.stash[SECRETS_KEY]
-    item.stash[ARTIFACTS_KEY] = trial_artifacts(
-        outcome.results, outcome.final_diff, secrets, outcome.verifier_output
-    )
+    failure = item.stash.get(SANDBOX_FAILURE_KEY, None)
+    outcome = trial.infrastructure_outcome(failure) if failure else trial.run(sandbox)
+    retries: list[InfraRetry] = []
+    artifacts: dict[str, str] = {}
+    while outcome.infrastructure and len(retries) < settings.retry_infra:
+        detail = scrub(outcome.failure_text, secrets=secrets)
+        retries.append({"cause": outcome.infrastructure, "detail": detail})
+        for name, content in outcome_artifacts(outcome, secrets).items():
+            artifacts[f"attempt-{len(retries)}/{name}"] = content
+        sandbox = None  # the retry is a fresh trial: Trial.run makes and removes its sandbox
+        outcome = trial.run(None)
+    if retries:
+        outcome.observation["infra_retries"] = retries
+    if item.arm is not None and sandbox is not None:  # what else instructed it, before it goes
+        outcome.observation["skills_found"] = agent.skills_found(sandbox.home)
+    item.stash[OBSERVATION_KEY] = outcome.observation
+    item.stash[ARTIFACTS_KEY] = {**outcome_artifacts(outcome, secrets), **artifacts}
     for key in ("final_message", "verdict_reason"):  # the agent's words: scrubbed as artifacts are
         text = outcome.observation.get(key)
         if isinstance(text, str):
             outcome.observation[key] = scrub(text, secrets=secrets)
+    if "detail" in outcome.observation:
+        outcome.observation["detail"] = scrub(outcome.observation["detail"], secrets=secrets)
     if outcome.provider_stop:
         message = f"{item.nodeid}: provider stop ({outcome.provider_stop}); trial not scored"
         item.session.shouldstop = message
         raise ProviderStopped(message)
+    if outcome.infrastructure:
+        tries = plural(len(retries) + 1, "attempt")
+        raise InfrastructureFailed(
+            f"infrastructure failure ({outcome.infrastructure}), {tries}; trial not scored\n"
+            + outcome.failure_text
+        )
     if not outcome.observation["final_exact"]:
         raise TrialFailed(outcome.failure_text or "the result is not exact")
+
+
+def outcome_artifacts(outcome: TrialOutcome, secrets: list[tuple[str, str]]) -> dict[str, str]:
+    """The artifacts of one run of the trial (trial_artifacts), and for an infrastructure
+    failure what ended it (infrastructure.txt)."""
+    artifacts = trial_artifacts(
+        outcome.results, outcome.final_diff, secrets, outcome.verifier_output
+    )
+    if outcome.infrastructure:
+        artifacts["infrastructure.txt"] = scrub(outcome.failure_text, secrets=secrets) + "\n"
+    return artifacts
 
 
 @pytest.hookimpl(wrapper=True)

@@ -16,11 +16,17 @@ from pytest_agentbench.grading.grade import Grade
 from pytest_agentbench.grading.similarity import changed_lines
 from pytest_agentbench.meter.records import summarize
 from pytest_agentbench.plan.arm_trials import arm_prompt
-from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
+from pytest_agentbench.sandbox.base import (
+    InfrastructureError,
+    Sandbox,
+    SandboxProvider,
+    start_sandbox,
+)
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.arms import Arm
 from pytest_agentbench.tasks.model import Task
 from pytest_agentbench.tasks.observation import (
+    INFRASTRUCTURE,
     PROVIDER_STOP,
     SCORED,
     AgentFacts,
@@ -92,6 +98,7 @@ class TrialOutcome:
     results: list[RoundResult] = field(default_factory=list)
     final_diff: str = ""  # the last attempt's workspace against the input tree
     verifier_output: str = ""  # the last grade's verifier output (its tail), for the artifacts
+    infrastructure: str | None = None  # the infrastructure failure's cause: not scored
 
 
 class AttemptEnd(NamedTuple):
@@ -102,6 +109,7 @@ class AttemptEnd(NamedTuple):
     stop: str | None
     grade: Grade | None
     over_disk: bool = False  # the workspace grew past --sandbox-disk: nothing may read it
+    infra: str | None = None  # an infrastructure failure's cause: the machine ended it
 
 
 @dataclass
@@ -118,46 +126,64 @@ class Trial:
     keep: KeepFn | None = None  # set by --agentbench-keep
     arm: Arm | None = None  # the arm the trial runs in, with --arms
 
-    def run(self, first_sandbox: Sandbox) -> TrialOutcome:
+    def run(self, first_sandbox: Sandbox | None) -> TrialOutcome:
+        """The trial, attempt 0 in first_sandbox (a fresh one when None: the given one could
+        not start, or this is a retry after an infrastructure failure)."""
         rounds: list[RoundRecord] = []
         results: list[RoundResult] = []
-        failure_text = ""
-        final_exact = False
-        stop: str | None = None
+        end = AttemptEnd(False, "", None, None)
         attempts = 0
         final_diff = verifier_output = ""
         for attempt in range(self.settings.retry_failures + 1):
             attempts += 1
-            sandbox = (
-                first_sandbox
-                if attempt == 0
-                else self.provider.create(self.task, f"{self.trial_id}-a{attempt}")
-            )
+            given = first_sandbox if attempt == 0 else None
+            sandbox = given
             try:
+                if sandbox is None:
+                    sandbox = start_sandbox(self.provider, self.task, f"{self.trial_id}-a{attempt}")
                 end = self._attempt(attempt, sandbox, rounds, results)
-                final_exact, failure_text, stop = end.exact, end.failure_text, end.stop
-                verifier_output = end.grade.verifier_output if end.grade else ""
+            except InfrastructureError as error:
+                end = AttemptEnd(False, str(error), None, None, infra=error.cause)
+            finally:
+                if sandbox is not None and sandbox is not given:
+                    sandbox.close()
+            verifier_output = end.grade.verifier_output if end.grade else ""
+            if end.over_disk or sandbox is None:
+                final_diff = end.failure_text
+            else:
                 # Files that match the expected tree where it equals the input need no reread.
                 unchanged = self.task.unchanged_paths & end.grade.matched if end.grade else set()
-                final_diff = (
-                    failure_text
-                    if end.over_disk
-                    else workspace_diff(self.task.input_tree, sandbox.workspace, unchanged)
-                )
-                last = final_exact or stop or attempt == self.settings.retry_failures
+                final_diff = workspace_diff(self.task.input_tree, sandbox.workspace, unchanged)
+                last = end.exact or end.stop or attempt == self.settings.retry_failures
                 if last and self.keep is not None and not end.over_disk:
-                    self.keep(sandbox.workspace, final_exact)
-            finally:
-                if attempt:
-                    sandbox.close()
-            if final_exact or stop:
+                    self.keep(sandbox.workspace, end.exact)
+            if end.exact or end.stop or end.infra:
                 break
-        observation = self._observation(rounds, results, attempts, final_exact, stop)
+        observation = self._observation(rounds, results, attempts, end)
         # Against an expected tree every passing trial ends in the same tree: their likeness
         # says nothing. Only a verifier lets different changes pass.
         exact_graded = self.task.grader_kind == "exact"
         observation["changed_lines"] = None if exact_graded else changed_lines(final_diff)
-        return TrialOutcome(observation, failure_text, stop, results, final_diff, verifier_output)
+        failed = results[-1].failed_call if results else None
+        if failed and not end.exact and not end.infra and not final_diff:
+            observation["failed_call"] = failed
+        return TrialOutcome(
+            observation,
+            end.failure_text,
+            end.stop,
+            results,
+            final_diff,
+            verifier_output,
+            end.infra,
+        )
+
+    def infrastructure_outcome(self, error: InfrastructureError) -> TrialOutcome:
+        """The outcome of a trial whose sandbox could not start."""
+        end = AttemptEnd(False, str(error), None, None, infra=error.cause)
+        observation = self._observation([], [], 1, end)
+        return TrialOutcome(
+            observation, end.failure_text, final_diff=end.failure_text, infrastructure=error.cause
+        )
 
     def _attempt(
         self,
@@ -181,6 +207,9 @@ class Trial:
                 if result.provider_stop:
                     stop = result.provider_stop
                     return AttemptEnd(False, f"provider stop: {stop}", stop, grade)
+                if result.infra_failure:
+                    cause = result.infra_failure
+                    return AttemptEnd(False, f"{cause}: seen on the wire", None, grade, infra=cause)
                 over_disk = self._over_disk(sandbox)
                 if over_disk:
                     rounds.append(self._round_record(attempt, round_index, result, None, over_disk))
@@ -243,12 +272,7 @@ class Trial:
         return "\n".join(line for line in lines if line)
 
     def _observation(
-        self,
-        rounds: list[RoundRecord],
-        results: list[RoundResult],
-        attempts: int,
-        final_exact: bool,
-        stop: str | None,
+        self, rounds: list[RoundRecord], results: list[RoundResult], attempts: int, end: AttemptEnd
     ) -> Observation:
         first = rounds[0] if rounds else None
         last = results[-1] if results else None
@@ -261,16 +285,17 @@ class Trial:
             "turns": sum_known_int([r.turns for r in results]),
             "tool_calls": sum_known_int([r.tool_calls for r in results]),
         }
+        unscored = bool(end.stop or end.infra)
         observation: Observation = {
             "task": self.task.id,
             "repeat": self.repeat,
-            "status": PROVIDER_STOP if stop else SCORED,
-            "cause": stop,
+            "status": PROVIDER_STOP if end.stop else INFRASTRUCTURE if end.infra else SCORED,
+            "cause": end.stop or end.infra,
             "attempts": attempts,
-            "first_exact": bool(first and first["exact"]) and not stop,
-            "final_exact": final_exact,
-            "eof_normalized": bool(first and first["eof_normalized"]) and not stop,
-            "final_eof_normalized": bool(rounds and rounds[-1]["eof_normalized"]) and not stop,
+            "first_exact": bool(first and first["exact"]) and not unscored,
+            "final_exact": end.exact,
+            "eof_normalized": bool(first and first["eof_normalized"]) and not unscored,
+            "final_eof_normalized": bool(rounds and rounds[-1]["eof_normalized"]) and not unscored,
             "rounds": rounds,
             "tokens": sum_tokens([r.tokens for r in results]),
             "cost_usd": sum_known([r.cost_usd for r in results]),
@@ -289,4 +314,6 @@ class Trial:
             observation["metered"] = summarize([record for log in logs for record in log])
         if self.arm is not None:
             observation["arm"] = self.arm.name
+        if end.infra:
+            observation["detail"] = end.failure_text
         return observation
