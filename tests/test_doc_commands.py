@@ -108,6 +108,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
         f"{mock} --agentbench-shard=1/2 --agentbench-dir=runs/run-shard-1",
         f"{mock} --agentbench-shard=2/2 --agentbench-dir=runs/run-shard-2",
         "mkdir -p bench && agentbench merge base -o bench/baseline.json",
+        # what a documented command makes for the next one: under xdist they run apart
+        "agentbench merge runs/run-shard-* -o merged.json",
         f"{mock} --arms=docs/examples/arms.toml --agentbench-dir=RUN_DIR",
     ]
     for command in setup:
