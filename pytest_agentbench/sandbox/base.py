@@ -31,13 +31,12 @@ DRAIN_GRACE_S = 5.0  # how long output left in the pipes after exit is still rea
 
 SANDBOX_START = "sandbox_start"
 DOCKER_ENGINE = "docker_engine"
-RESOURCE_GUARD = "resource_guard"
 
 
 class InfrastructureError(Exception):
     """The machine, not the agent, ended the trial: cause is machine-readable (SANDBOX_START,
-    DOCKER_ENGINE, RESOURCE_GUARD, or a wire failure of meter.records), and decides; the
-    message is for people only."""
+    DOCKER_ENGINE, or a wire failure of meter.records), and decides; the message is for people
+    only."""
 
     def __init__(self, cause: str, message: str) -> None:
         super().__init__(f"{cause}: {message}")
