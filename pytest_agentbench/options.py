@@ -506,7 +506,8 @@ def _refuse_unknown_ini_keys(config: pytest.Config) -> None:
     problems = [
         f"{_ini_place(inipath, key) if inipath and key not in overrides else '-o'}: unknown "
         f"ini key `{key}`{did_you_mean(key, known)}"
-        for key in dict.fromkeys([*config.inicfg, *overrides])
+        # config.inicfg is deprecated from pytest 9.2; the unknown keys are what pytest warns of
+        for key in dict.fromkeys([*sorted(config._get_unknown_ini_keys()), *overrides])
         if key.startswith(INI_PREFIX) and key not in known
     ]
     if problems:
