@@ -93,6 +93,28 @@ def test_the_failed_list_is_bounded_unless_asked_for(pytester, dist, detail) -> 
 
 
 @DISTS
+def test_a_partial_run_says_so_and_shows_only_its_tasks(pytester, dist) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 30)
+    result = run(pytester, "--agent=mock", f"--tasks={tasks}", "-k", "t01 or t02", *dist)
+    lines = block(result.outlines)
+    assert lines.count("2 of 30 declared tasks selected; score counts the declared set") == 1
+    assert [line.split()[0] for line in lines if re.match(r"t\d\d ", line)] == ["t01", "t02"]
+    assert not any(line.startswith("... ") for line in lines)
+
+
+@DISTS
+def test_a_selection_of_nothing_is_one_line(pytester, dist) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 30)
+    result = run(pytester, "--agent=mock", f"--tasks={tasks}", "-k", "nomatch", *dist)
+    ours = [
+        line for line in result.outlines if line.startswith("agentbench") or "agentbench" in line
+    ]
+    assert ours[-1] == "agentbench: no trial selected of 30 declared tasks; nothing ran"
+    assert "agentbench" not in sections(result.outlines)
+    assert not any(line.startswith(("agentbench: 0 tasks", "task ")) for line in result.outlines)
+
+
+@DISTS
 @pytest.mark.parametrize("detail", ["-v", "--tb=long", "--tb=short"])
 def test_diffs_come_with_verbose_or_an_explicit_traceback_style(pytester, dist, detail) -> None:
     tasks = simple_tasks(pytester.path / "tasks", 1)

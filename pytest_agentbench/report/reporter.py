@@ -265,6 +265,13 @@ class AgentbenchReporter(TaskSets):
         """The agentbench block, within the last screen unless -v or --tb asked for all."""
         if self.report is None:
             return
+        summary = self.report["summary"]
+        if summary["tasks_selected"] == 0 and not self.report["observations"]:
+            terminalreporter.write_line(
+                f"agentbench: no trial selected of {plural(summary['tasks_declared'], 'declared task')}"
+                "; nothing ran"
+            )
+            return
         from pytest_agentbench.report.terminal import SCREEN_LINES, render
 
         where = ["pytest -v"]
