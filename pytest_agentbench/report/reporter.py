@@ -267,10 +267,8 @@ class AgentbenchReporter(TaskSets):
             return
         summary = self.report["summary"]
         if summary["tasks_selected"] == 0 and not self.report["observations"]:
-            terminalreporter.write_line(
-                f"agentbench: no trial selected of {plural(summary['tasks_declared'], 'declared task')}"
-                "; nothing ran"
-            )
+            declared = plural(summary["tasks_declared"], "declared task")
+            terminalreporter.write_line(f"agentbench: no trial selected of {declared}; nothing ran")
             return
         from pytest_agentbench.report.terminal import SCREEN_LINES, render
 
