@@ -151,7 +151,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         return label + (SIMULATED_LABEL if key in simulated else "") + ": "
 
     lines = [
-        f"agent {run['agent']}  model {run['model'] or 'default'}  repeats {run['repeats']}  "
+        (f"{run['name']}: " if run.get("name") else "")
+        + f"agent {run['agent']}  model {run['model'] or 'default'}  repeats {run['repeats']}  "
         f"sandbox {run['sandbox']}",
         f"{plural(s['trials'], 'trial')} scored",
         f"first exact {_pct(s['first_exact'])}  final exact {_pct(s['final_exact'])}  "

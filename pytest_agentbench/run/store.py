@@ -60,8 +60,9 @@ def configuration_identity(
 ) -> dict[str, Any]:
     """What decides whether two runs measure the same thing (per-task hashes are kept apart).
 
-    Labels, run ids, timestamps, shard, seed and concurrency are deliberately absent; of the
-    sandbox only its kind and image count (engine versions and uids vary between machines).
+    A label counts when one was given (runs named apart stay apart); run ids, timestamps,
+    shard, seed and concurrency are deliberately absent; of the sandbox only its kind and
+    image count (engine versions and uids vary between machines).
     """
     identity = settings.identity()
     identity["cli_version"] = agent_info.get("cli_version")
