@@ -85,7 +85,7 @@ def widen_last_failed(config: pytest.Config, settings: Settings) -> None:
     source; its directory is added to those pytest keeps (pytest's own lfplugin)."""
     lfplugin = config.pluginmanager.get_plugin("lfplugin")
     kept = getattr(lfplugin, "_last_failed_paths", None)
-    if kept is None:
+    if lfplugin is None or kept is None:
         return
     finder = _Finder(config, settings)
     for nodeid in lfplugin.lastfailed:
