@@ -91,3 +91,25 @@ def test_runs_of_one_label_pool_and_runs_named_apart_do_not(pytester, capsys) ->
 )
 def test_the_default_label_is_the_agent_and_its_model(settings, label) -> None:
     assert settings.run_label() == label
+
+
+def test_no_rendering_prints_python_none(pytester, capsys) -> None:
+    """Unmeasured usage and settings one side lacks read as unknown or unset, never None."""
+    make_tasks(pytester.path, 2)
+    texts = [
+        pytester.runpytest_subprocess(*RUN, *args, f"--agentbench-dir={name}").stdout.str()
+        for name, args in (
+            ("plain", ["--agent=oracle"]),
+            ("other", ["--agent=mock", "--agent-opt=usage=off", "--model=m1", "-k", "t00"]),
+        )
+    ]
+    plain, other = str(pytester.path / "plain"), str(pytester.path / "other")
+    for command in (
+        ["status", other],
+        ["report", other],
+        ["report", other, "--format", "md"],
+        ["compare", plain, other],
+        ["merge", plain, other, "-o", str(pytester.path / "m.json")],
+    ):
+        texts.append("\n".join(cli(capsys, *command)))
+    assert all("None" not in text for text in texts), [t for t in texts if "None" in t]

@@ -15,3 +15,8 @@ def points(value: float | None, digits: int = 1) -> str:
     if value is None:
         return "unknown"
     return f"{round(100 * value, digits) + 0.0:+.{digits}f} pts"
+
+
+def quoted(value: object) -> str:
+    """A setting's value as a reader sees it: quoted, or `unset` (never Python's None)."""
+    return "unset" if value is None else repr(value)

@@ -53,14 +53,14 @@ def header_shown(config: pytest.Config) -> bool:
 
 def plan_lines(config: pytest.Config, nodeids: Iterable[str]) -> list[str]:
     """Printed once collection is done: the plan, the warning if the header was not printed,
-    and the legend of the progress letters if letters will be printed."""
+    and the legend of the progress and task-table letters if trials will run."""
     from pytest_agentbench.report.letters import LEGEND
 
     trials = [match["task"] for match in map(TRIAL_NODEID.match, nodeids) if match]
     lines = [plan_line(config.stash[SETTINGS_KEY], len(set(trials)), len(trials))] if trials else []
     if not header_shown(config):
         lines += warning_lines(config)
-    if trials and config.get_verbosity() <= 0 and not config.option.collectonly:
+    if trials and not config.option.collectonly:
         lines.append(LEGEND)
     return lines
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.fs.wording import plural, points
+from pytest_agentbench.fs.wording import plural, points, quoted
 from pytest_agentbench.run.store import configuration_identity, identity_differences
 from pytest_agentbench.scoring.configurations import Configuration
 from pytest_agentbench.scoring.stats import (
@@ -160,7 +160,7 @@ def difference_text(name: str, difference: dict[str, Any]) -> str:
             if ids
         ]
         return f"tasks: {'; '.join(parts)}"
-    return f"{name}: base {difference['base']!r}, candidate {difference['candidate']!r}"
+    return f"{name}: base {quoted(difference['base'])}, candidate {quoted(difference['candidate'])}"
 
 
 def parse_require_same(text: str) -> list[str]:
