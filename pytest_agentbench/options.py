@@ -111,6 +111,14 @@ def add_options(parser: pytest.Parser) -> None:
     )
     _add(parser, group, "--agentbench-json", "json_path", "write the JSON report to this path")
     _add(parser, group, "--agentbench-seed", "seed", "run seed for seeded agents and bootstrap")
+    _add(
+        parser,
+        group,
+        "--agentbench-label",
+        "label",
+        "the run's name in every report, merge, compare and status (default: the agent, its "
+        "model and reasoning, and the adapter options)",
+    )
     _add_sandbox_options(parser, group)
     _add_run_options(parser, group)
     _add_prices_options(parser, group)
@@ -467,6 +475,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         meter=meter,
         faults=faults,
         meter_log=meter_log,
+        label=_value(config, "label", None) or None,
         retry_infra=parse_int("--agentbench-retry-infra", _value(config, "retry_infra", 2), 0),
         max_consecutive_failures=parse_int(
             "--agentbench-max-consecutive-failures",

@@ -87,6 +87,16 @@ def pytest_configure(config: pytest.Config) -> None:
         check_delivery(agent, arms)  # a component the agent cannot receive: refused now
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before collection, with pytest's --lf plugin in place: every failed trial is found."""
+    config = session.config
+    if config.stash.get(ACTIVE_KEY, False) and config.getoption("lf", False):
+        from pytest_agentbench.plan.collect import SETTINGS_KEY
+        from pytest_agentbench.plan.selection import widen_last_failed
+
+        widen_last_failed(config, config.stash[SETTINGS_KEY])
+
+
 def _validate_agent_name(config: pytest.Config, name: str) -> None:
     from pytest_agentbench.trial.fixtures import unknown_agent
 

@@ -105,6 +105,17 @@ class Settings:
     meter: str = "auto"
     faults: str = ""
     meter_log: Path | None = None
+    label: str | None = None  # the run's name in reports; runs of one label pool
+
+    def run_label(self) -> str:
+        """The run's name: --agentbench-label, else agent, model, reasoning and the adapter
+        options."""
+        if self.label:
+            return self.label
+        named = (("model", self.model), ("reasoning", self.reasoning))
+        parts = [self.agent, *(f"{key}={value}" for key, value in named if value)]
+        parts += [f"{k}={v}" for k, v in sorted(self.agent_opts.items())]
+        return " ".join(parts)
 
     def timeout_for(self, task_timeout: float) -> float:
         return self.agent_timeout if self.agent_timeout is not None else task_timeout
@@ -123,6 +134,7 @@ class Settings:
             "sandbox": self.sandbox,
             "harness_version": __version__,
             **({"faults": self.faults} if self.faults else {}),
+            **({"label": self.label} if self.label else {}),  # a named run pools by its name
         }
 
     def config_hash(self) -> str:

@@ -66,6 +66,7 @@ def test_every_task_runs_under_every_arm(pytester: pytest.Pytester, dist: list[s
     result = pytester.runpytest_subprocess(*MOCK, *args, *dist, "--repeats=3", "-v")
     expected = {f"t0{t}::{arm}::r{k}" for t in range(4) for arm in ARMS for k in range(3)}
     assert trial_names(result) == expected
+    assert result.outlines.count("agentbench: 4 tasks, 48 trials, 48 agent sessions") == 1
     # The anchor arms skip the two tasks without seed fields: 2 arms x 2 tasks x 3 repeats.
     assert result.parseoutcomes()["skipped"] == 12
     result.stdout.fnmatch_lines(

@@ -242,7 +242,7 @@ def test_a_gate_with_an_excluded_task_is_undetermined_even_when_it_would_pass() 
     assert {e["task"]: e["metrics"] for e in result.excluded} == {"extra": "all", "t6": "tokens"}
     verdict, text = evaluate_gate(Gate("rate", "first_exact", "lower", -0.1), result)
     assert verdict == UNDETERMINED
-    assert "1 task excluded from first_exact (extra); the 7 pairs give lower +0.0000 >=" in text
+    assert "1 task excluded from first_exact (extra); the 7 pairs give lower +0.00 pts >=" in text
     verdict, text = evaluate_gate(Gate("tok", "tokens", "upper", 1.5), result)
     assert verdict == UNDETERMINED
     assert "2 tasks excluded from tokens (extra, t6); the 6 pairs give upper 1.0000 <=" in text

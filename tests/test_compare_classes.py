@@ -72,8 +72,8 @@ def test_the_compare_text_prints_the_class_breakdown() -> None:
         if line.startswith(("bugfix", "refactor"))
     }
     assert cells == {
-        "bugfix": ["2", "6/6", "+0.333", "+0.333", "1.000x"],
-        "refactor": ["1", "3/3", "-0.333", "-0.667", "1.000x"],
+        "bugfix": ["2", "6/6", "+33.3", "pts", "+33.3", "pts", "1.000x"],
+        "refactor": ["1", "3/3", "-33.3", "pts", "-66.7", "pts", "1.000x"],
     }
 
 

@@ -102,3 +102,17 @@ def test_a_node_id_that_names_no_trial_is_a_usage_error(pytester, argument, mess
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert not (pytester.path / ".agentbench").exists()
+
+
+@DISTS
+def test_last_failed_reruns_every_failed_trial_of_mixed_sources(pytester, dist) -> None:
+    """Directory tasks below the rootdir, the bundled directory tasks and generated suite
+    outside it: --lf reruns the failed trials of each, and only those."""
+    tasks = [*in_rootdir_tasks(pytester), "--tasks=builtin:tasks", "--tasks=builtin:mechanical"]
+    cached = ["-p", "cacheprovider", *MOCK[2:], *tasks, "--repeats=2"]
+    failed = failed_ids(pytester.runpytest_subprocess(*cached))
+    assert any(i.startswith("tasks/") for i in failed)  # below the rootdir
+    assert any(re.match(r"[\w-]+::r\d$", i) for i in failed)  # outside it
+    again = pytester.runpytest_subprocess(*cached, "--lf", *dist)
+    again.assert_outcomes(failed=len(failed))
+    assert sorted(failed_ids(again)) == sorted(failed)

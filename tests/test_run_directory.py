@@ -258,8 +258,8 @@ def test_resume_refuses_another_identity_naming_each_field(
     result.stderr.fnmatch_lines(
         [
             "*measured a different configuration; differing fields:",
-            "*agent_opts.pass_prob: recorded None, now '0.1'",
-            "*model: recorded None, now 'other'",
+            "*agent_opts.pass_prob: recorded unset, now '0.1'",
+            "*model: recorded unset, now 'other'",
         ]
     )
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.report.letters import LEGEND
+from pytest_agentbench.report.reporter import FAILED_LISTED
 from pytest_agentbench.report.terminal import SCREEN_LINES, Section, fit
 from tests.conftest import simple_tasks
 
@@ -49,6 +50,68 @@ def test_a_failed_trial_is_one_line_by_default(pytester, dist, monkeypatch) -> N
     ]
     assert "FAILURES" not in sections(result.outlines)
     assert not any(line.startswith(("--- expected/", "+++ workspace/")) for line in result.outlines)
+
+
+@DISTS
+def test_the_readme_command_fits_a_ci_log(pytester, dist, monkeypatch) -> None:
+    """`pytest --agent=mock --repeats=5` on the bundled suite, 80 columns wide."""
+    monkeypatch.setenv("COLUMNS", "80")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--agent=mock", "--repeats=5", *dist
+    )
+    lines = result.outlines
+    assert len(lines) <= 150, len(lines)
+    assert sum(max(1, -(-len(line) // 80)) for line in lines) <= 150  # wrapped at 80 columns
+    assert sections(lines)[-3:] == ["short test summary info", "agentbench", sections(lines)[-1]]
+    failed = int(re.search(r"(\d+) failed", lines[-1])[1])
+    assert failed > FAILED_LISTED
+    assert sum(line.startswith("FAILED ") for line in lines) == FAILED_LISTED
+    result.stdout.fnmatch_lines(
+        [f"... {failed - FAILED_LISTED} more failed trials not listed: pytest -rf lists every one*"]
+    )
+
+
+@DISTS
+@pytest.mark.parametrize("detail", [[], ["-rf"], ["-rA"], ["-v"], ["--tb=short"]])
+def test_the_failed_list_is_bounded_unless_asked_for(pytester, dist, detail) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", FAILED_LISTED + 5)
+    result = run(pytester, "--agent=nop", f"--tasks={tasks}", *detail, *dist)
+    result.assert_outcomes(failed=FAILED_LISTED + 5)
+    failed = [line.split()[1] for line in result.outlines if line.startswith("FAILED ")]
+    unlisted = [line for line in result.outlines if "not listed" in line]
+    if detail:
+        assert sorted(failed) == [f"tasks/t{index:02d}::r0" for index in range(FAILED_LISTED + 5)]
+        assert not unlisted
+    else:
+        assert len(failed) == FAILED_LISTED
+        assert unlisted == [
+            "... 5 more failed trials not listed: pytest -rf lists every one, pytest --lf runs "
+            "them again"
+        ]
+    again = run(pytester, "--agent=nop", f"--tasks={tasks}", failed[-1])  # pasteable as is
+    again.assert_outcomes(failed=1)
+
+
+@DISTS
+def test_a_partial_run_says_so_and_shows_only_its_tasks(pytester, dist) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 30)
+    result = run(pytester, "--agent=mock", f"--tasks={tasks}", "-k", "t01 or t02", *dist)
+    lines = block(result.outlines)
+    assert lines.count("2 of 30 declared tasks selected; score counts the declared set") == 1
+    assert [line.split()[0] for line in lines if re.match(r"t\d\d ", line)] == ["t01", "t02"]
+    assert not any(line.startswith("... ") for line in lines)
+
+
+@DISTS
+def test_a_selection_of_nothing_is_one_line(pytester, dist) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 30)
+    result = run(pytester, "--agent=mock", f"--tasks={tasks}", "-k", "nomatch", *dist)
+    ours = [
+        line for line in result.outlines if line.startswith("agentbench") or "agentbench" in line
+    ]
+    assert ours[-1] == "agentbench: no trial selected of 30 declared tasks; nothing ran"
+    assert "agentbench" not in sections(result.outlines)
+    assert not any(line.startswith(("agentbench: 0 tasks", "task ")) for line in result.outlines)
 
 
 @DISTS
@@ -183,7 +246,8 @@ def test_reused_and_skipped_trials_have_their_own_letters(pytester, dist) -> Non
     assert result.outlines.count(LEGEND) == 1
 
 
-def test_verbose_words_replace_the_letters_and_the_legend(pytester) -> None:
+def test_verbose_words_replace_the_letters_yet_the_legend_stays(pytester) -> None:
+    """The words replace the progress letters; the task table keeps its letters."""
     tasks = simple_tasks(pytester.path / "tasks", 1)
     result = run(
         pytester,
@@ -195,7 +259,7 @@ def test_verbose_words_replace_the_letters_and_the_legend(pytester) -> None:
         "-v",
     )
     result.stdout.fnmatch_lines(["tasks/t00::r0 PASSED (after recovery/retry)*"])
-    assert LEGEND not in result.outlines
+    assert result.outlines.count(LEGEND) == 1
 
 
 def test_counts_of_one_are_singular(pytester) -> None:

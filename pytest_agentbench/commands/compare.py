@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.commands import write_output
-from pytest_agentbench.fs.wording import plural
+from pytest_agentbench.fs.wording import plural, points
 from pytest_agentbench.report.table import format_table
 
 HELP = (
@@ -82,7 +82,7 @@ def pick(spec: str) -> Any:
 def _number(value: float | None, kind: str) -> str:
     if value is None:
         return "unknown"
-    return f"{value:+.3f}" if kind == "rate" else f"{value:.3f}x"
+    return points(value) if kind == "rate" else f"{value:.3f}x"
 
 
 def header(comparison: Any) -> list[str]:

@@ -17,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pytest_agentbench.fs.wording import plural
     from pytest_agentbench.scoring.configurations import load_source, merge
     from pytest_agentbench.scoring.merged import build_document
 
@@ -26,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     write_output("-o", args.output, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     for config in configurations:
         print(
-            f"{config.name}: {len(config.observations)} trials, {len(config.declared)} tasks "
-            f"from {len(config.sources)} sources"
+            f"{config.name}: {plural(len(config.observations), 'trial')}, "
+            f"{plural(len(config.declared), 'task')} from {plural(len(config.sources), 'source')}"
         )
-    print(f"wrote {args.output} ({len(configurations)} configurations)")
+    print(f"wrote {args.output} ({plural(len(configurations), 'configuration')})")
     return 0

@@ -117,12 +117,14 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
         remaining = max(planned - len(ended), 0)
         eta = round(remaining * elapsed / len(measured), 1)
     settings = record.run.get("settings") or {}
+    from pytest_agentbench.scoring.configurations import settings_from_json
     from pytest_agentbench.scoring.metrics import outcome_counts
 
     return {
         "schema": SCHEMA,
         "run_dir": str(run_dir),
         "run_id": record.run.get("run_id"),
+        "label": settings_from_json(settings, str(run_dir)).run_label() if settings else None,
         "agent": settings.get("agent"),
         "model": settings.get("model"),
         "state": state,
@@ -182,7 +184,8 @@ def render(doc: dict[str, Any]) -> list[str]:
     tokens = "unknown" if spend["tokens"] is None else str(spend["tokens"])
     lines = [
         f"run {doc['run_id']}  {doc['run_dir']}  {state}",
-        f"agent {doc['agent']}  model {doc['model'] or 'default'}: "
+        (f"{doc['label']}: " if doc["label"] else "")
+        + f"agent {doc['agent']}  model {doc['model'] or 'default'}: "
         f"{trials['done']}/{planned} trials done"
         + (f", {trials['not_started']} not started" if trials["not_started"] else ""),
         f"first exact so far: {first['passed']}/{first['scored']} scored ({rate})",

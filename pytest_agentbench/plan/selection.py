@@ -79,6 +79,25 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
+def widen_last_failed(config: pytest.Config, settings: Settings) -> None:
+    """--lf: pytest keeps the files of failed trials found below the rootdir and skips every
+    other file, yet a directory task of a source outside the rootdir is named relative to its
+    source; its directory is added to those pytest keeps (pytest's own lfplugin)."""
+    lfplugin = config.pluginmanager.get_plugin("lfplugin")
+    kept = getattr(lfplugin, "_last_failed_paths", None)
+    if lfplugin is None or kept is None:
+        return
+    finder = _Finder(config, settings)
+    for nodeid in lfplugin.lastfailed:
+        strpath = nodeid.split("::")[0]
+        if (config.rootpath / strpath).exists():
+            continue
+        for source in finder.sources:
+            path = _absolute(source / strpath)
+            if is_task_dir(path):
+                kept.update((path, *path.parents))
+
+
 REPEAT_NAME = re.compile(r"r(0|[1-9][0-9]*)")
 
 

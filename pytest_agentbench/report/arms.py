@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentbench.fs.wording import plural
+from pytest_agentbench.fs.wording import plural, points
 
 ARM_HEADERS = ["arm", "trials", "first", "final", "quality", "coverage", "tokens", "cost", "wall s"]
 PAIRED_HEADERS = [
@@ -25,10 +25,6 @@ ANCHOR_HEADERS = ["arm", "seed", "tasks", "solve rate", "vanilla", "ratio", "mea
 
 def _pct(value: float | None) -> str:
     return "unknown" if value is None else f"{100 * value:.1f}%"
-
-
-def _points(value: float | None) -> str:
-    return "unknown" if value is None else f"{round(100 * value, 1) + 0.0:+.1f} pts"  # never -0.0
 
 
 def _num(value: float | None, digits: int) -> str:
@@ -77,8 +73,8 @@ def paired_rows(block: dict[str, Any]) -> list[list[str]]:
                 [
                     pair["arm"],
                     outcome.replace("_exact", ""),
-                    _points(figure["point"]),
-                    _interval(figure, _points),
+                    points(figure["point"]),
+                    _interval(figure, points),
                     _p(figure["sign_test_p"]),
                     str(cells["both"]),
                     str(cells["vanilla_only"]),
@@ -131,9 +127,9 @@ def paired_lines(block: dict[str, Any]) -> list[str]:
             continue
         for outcome in ("first_exact", "final_exact"):
             figure, cells = pair[outcome], pair[outcome]["trials"]
-            interval = _interval(figure, _points)
+            interval = _interval(figure, points)
             lines.append(
-                f"{label:<{width}} {outcome.replace('_exact', ''):<5} {_points(figure['point'])} "
+                f"{label:<{width}} {outcome.replace('_exact', ''):<5} {points(figure['point'])} "
                 f"(90% CI {interval}) sign p={_p(figure['sign_test_p'])}; trials "
                 f"{cells['both']}/{cells['vanilla_only']}/{cells['treatment_only']}/"
                 f"{cells['neither']} McNemar p={_p(cells['p'])}"

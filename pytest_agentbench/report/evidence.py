@@ -49,8 +49,8 @@ def evidence_lines(report: dict[str, Any]) -> list[str]:
     selected = s.get("tasks_selected")
     if selected is not None and selected < s["tasks_declared"]:
         lines.append(
-            f"selected {selected} of {plural(s['tasks_declared'], 'declared task')}: "
-            "coverage counts the declared ones"
+            f"{selected} of {plural(s['tasks_declared'], 'declared task')} selected; "
+            "score counts the declared set"
         )
     lines += not_scored_lines(s)
     breaker = run.get("breaker") or {}

@@ -21,10 +21,12 @@ INFRASTRUCTURE = ("failed", "I", "FAILED (infrastructure)")
 ERROR = ("failed", "E", "FAILED (error)")
 
 LEGEND = (
-    "agentbench letters: . exact at the first round, + exact only after a recovery or retry, "
-    "F not exact, R reused from the resumed run, ! provider stop (not scored), "
-    "I infrastructure failure (not scored), E error (the trial could not run), s not run"
+    "agentbench letters: progress . exact at the first round, + exact only after a recovery or "
+    "retry, F not exact, R reused from the resumed run, ! provider stop (not scored), "
+    "I infrastructure failure (not scored), E error (the trial could not run), s not run; "
+    "task table, one per repeat: P exact, F not exact, - not scored"
 )
+"""The one legend of both alphabets: printed once, before the trials, whenever they run."""
 
 
 def trial_status(report: pytest.TestReport, observation: dict[str, Any]) -> tuple[str, str, str]:

@@ -12,8 +12,9 @@ from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.plan.collect import SETTINGS_KEY
 from pytest_agentbench.settings import Settings
 
-TRIAL_NODEID = re.compile(r"^(?P<task>.+)::r\d+$")
-"""A trial's node id: its task's node id, then the repeat (see collect.make_items)."""
+TRIAL_NODEID = re.compile(r"^(?P<task>.+?)(?:::[^:]+)?::r\d+$")
+"""A trial's node id: its task's node id, then its arm in a run with arms, then the repeat
+(see collect.make_items and arm_trials.item_name)."""
 
 
 def warning_lines(config: pytest.Config) -> list[str]:
@@ -52,14 +53,14 @@ def header_shown(config: pytest.Config) -> bool:
 
 def plan_lines(config: pytest.Config, nodeids: Iterable[str]) -> list[str]:
     """Printed once collection is done: the plan, the warning if the header was not printed,
-    and the legend of the progress letters if letters will be printed."""
+    and the legend of the progress and task-table letters if trials will run."""
     from pytest_agentbench.report.letters import LEGEND
 
     trials = [match["task"] for match in map(TRIAL_NODEID.match, nodeids) if match]
-    lines = [plan_line(config.stash[SETTINGS_KEY], len(set(trials)), len(trials))]
+    lines = [plan_line(config.stash[SETTINGS_KEY], len(set(trials)), len(trials))] if trials else []
     if not header_shown(config):
         lines += warning_lines(config)
-    if trials and config.get_verbosity() <= 0 and not config.option.collectonly:
+    if trials and not config.option.collectonly:
         lines.append(LEGEND)
     return lines
 

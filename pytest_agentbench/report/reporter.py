@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.plan.arm_trials import run_arms
 from pytest_agentbench.plan.collect import TaskItem
 from pytest_agentbench.run.plugins import RESUME_NAME
@@ -32,6 +33,10 @@ from pytest_agentbench.tasks.observation import (
 from pytest_agentbench.trial.fixtures import agent_info, process_agent
 
 DECLARED = "agentbench_declared"
+FAILED_LISTED = 20
+"""By default, the short summary lists this many failed trials; a line says how to see all."""
+PYTEST_REPORTCHARS = "fE"
+"""pytest's own default for -r: any other value asks for its own list, in full."""
 SELECTED = "agentbench_selected"
 AGENT_INFO = "agentbench_agent_info"
 
@@ -109,6 +114,7 @@ class AgentbenchReporter(TaskSets):
         self.session: pytest.Session | None = None
         self.plan_printed = False
         self.hidden_failures: list[Any] = []
+        self.failures: list[Any] = []  # every trial that failed as an outcome, while one is hidden
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -130,7 +136,11 @@ class AgentbenchReporter(TaskSets):
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Progress as letters alone, as under -n: a line per task would not fit a CI log."""
         self.session = session
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.showfspath = False
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -195,12 +205,19 @@ class AgentbenchReporter(TaskSets):
         """-v or an explicit --tb: the failed trials' diffs and the full table."""
         return self.config.get_verbosity() > 0 or self.config.option.tbstyle != "auto"
 
+    def listed_failures(self) -> int | None:
+        """How many failed trials the short summary lists (None: all, as -v, --tb or an
+        explicit -r asks)."""
+        default = self.config.option.reportchars == PYTEST_REPORTCHARS
+        return FAILED_LISTED if default and not self.details_asked() else None
+
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, object, object]:
         """Around pytest's own summary: failed trials are outcomes, not bugs, so by default
         each is its one FAILED line (pytest's FAILURES section, printed before the plain
         summary hooks, skips them; the first of those puts them back for the short summary
-        printed after them); and the agentbench block comes last."""
+        printed after them), the first FAILED_LISTED of them; and the agentbench block
+        comes last."""
         if not self.details_asked():
             failed = terminalreporter.stats.get("failed", [])
             self.hidden_failures = [r for r in failed if _is_trial_outcome(r)]
@@ -210,20 +227,48 @@ class AgentbenchReporter(TaskSets):
             result = yield
         finally:
             self.pytest_terminal_summary_restore(terminalreporter)
+            unlisted = self.unlist_failures(terminalreporter)
+        if unlisted:
+            terminalreporter.write_line(
+                f"... {plural(unlisted, 'more failed trial')} not listed: pytest -rf lists "
+                "every one, pytest --lf runs them again"
+            )
         self.write_block(terminalreporter)
         return result
 
     @pytest.hookimpl(specname="pytest_terminal_summary", tryfirst=True)
     def pytest_terminal_summary_restore(self, terminalreporter: Any) -> None:
-        """First of the plain summary hooks: the failed trials back for the short summary."""
+        """First of the plain summary hooks: the failed trials back for the short summary, as
+        many as it lists."""
         if self.hidden_failures:
             failed = terminalreporter.stats.setdefault("failed", [])
-            terminalreporter.stats["failed"] = self.hidden_failures + failed
+            self.failures = self.hidden_failures
+            listed = self.failures[: self.listed_failures()]
+            terminalreporter.stats["failed"] = listed + failed
             self.hidden_failures = []
+
+    def unlist_failures(self, terminalreporter: Any) -> int:
+        """After the short summary: every failed trial back for pytest's counts; how many it
+        did not list."""
+        if not self.failures:
+            return 0
+        failed = terminalreporter.stats["failed"]
+        listed = set(map(id, self.failures)) & set(map(id, failed))
+        terminalreporter.stats["failed"] = self.failures + [
+            r for r in failed if id(r) not in listed
+        ]
+        unlisted = len(self.failures) - len(listed)
+        self.failures = []
+        return unlisted
 
     def write_block(self, terminalreporter: Any) -> None:
         """The agentbench block, within the last screen unless -v or --tb asked for all."""
         if self.report is None:
+            return
+        summary = self.report["summary"]
+        if summary["tasks_selected"] == 0 and not self.report["observations"]:
+            declared = plural(summary["tasks_declared"], "declared task")
+            terminalreporter.write_line(f"agentbench: no trial selected of {declared}; nothing ran")
             return
         from pytest_agentbench.report.terminal import SCREEN_LINES, render
 

@@ -99,10 +99,24 @@ def _rank(task: dict[str, Any]) -> tuple[float, float, str]:
     return (-1.0 if first is None else first, -(task["flip_rate"] or 0.0), task["id"])
 
 
+def partial(report: dict[str, Any]) -> bool:
+    """Whether the run selected fewer tasks than it declared (-k, node ids, --lf, a shard)."""
+    selected = report["summary"].get("tasks_selected")
+    return selected is not None and selected < report["summary"]["tasks_declared"]
+
+
+def shown_tasks(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task rows worth a line: in a partial run, the selected tasks and any observed."""
+    if not partial(report):
+        return list(report["tasks"])
+    selected = set(report["run"].get("tasks_selected") or ())
+    return [t for t in report["tasks"] if t["id"] in selected or t["trials"]]
+
+
 def task_section(report: dict[str, Any], where: str) -> Section:
     """The per-task table; cut, it keeps the tasks that failed or flipped most. A no-solution
     task's row says so: its passes are a verifier left unbroken, not a task solved."""
-    tasks = report["tasks"]
+    tasks = shown_tasks(report)
     rows = [
         [
             task["id"] + (" (no solution)" if task.get("no_solution") else ""),
@@ -137,7 +151,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         return label + (SIMULATED_LABEL if key in simulated else "") + ": "
 
     lines = [
-        f"agent {run['agent']}  model {run['model'] or 'default'}  repeats {run['repeats']}  "
+        (f"{run['name']}: " if run.get("name") else "")
+        + f"agent {run['agent']}  model {run['model'] or 'default'}  repeats {run['repeats']}  "
         f"sandbox {run['sandbox']}",
         f"{plural(s['trials'], 'trial')} scored",
         f"first exact {_pct(s['first_exact'])}  final exact {_pct(s['final_exact'])}  "
@@ -212,12 +227,12 @@ CLASS_ROWS = 8
 def class_lines(report: dict[str, Any], where: str) -> list[str]:
     """The per-class table (first and final exact over solvable tasks, trials, tokens), for a
     run with more than one class; at most CLASS_ROWS rows, never cut for the task table."""
-    rows = report.get("classes") or []
+    rows = [row for row in report.get("classes") or [] if row["trials"] or not partial(report)]
     if len(rows) < 2:
         return []
     table = format_table(
         ["class", "tasks", "trials", "first", "final", "tokens"],
-        [row[1:] for row in class_rows([("", report)])[:CLASS_ROWS]],
+        [row[1:] for row in class_rows([("", {"classes": rows})])[:CLASS_ROWS]],
         right={1, 2, 3, 4},
     )
     hidden = len(rows) - CLASS_ROWS

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from pytest_agentbench.fs.filework import wait_for_file_work, write_later
+from pytest_agentbench.fs.wording import quoted
 from pytest_agentbench.run.pooling import pool, trial_id, with_trial_ids
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.observation import (
@@ -60,8 +61,9 @@ def configuration_identity(
 ) -> dict[str, Any]:
     """What decides whether two runs measure the same thing (per-task hashes are kept apart).
 
-    Labels, run ids, timestamps, shard, seed and concurrency are deliberately absent; of the
-    sandbox only its kind and image count (engine versions and uids vary between machines).
+    A label counts when one was given (runs named apart stay apart); run ids, timestamps,
+    shard, seed and concurrency are deliberately absent; of the sandbox only its kind and
+    image count (engine versions and uids vary between machines).
     """
     identity = settings.identity()
     identity["cli_version"] = agent_info.get("cli_version")
@@ -84,7 +86,7 @@ def identity_differences(recorded: dict[str, Any], current: dict[str, Any]) -> l
     """One line per differing field: 'model: recorded 'a', now 'b''."""
     old, new = _flatten(recorded), _flatten(current)
     return [
-        f"{key}: recorded {old.get(key)!r}, now {new.get(key)!r}"
+        f"{key}: recorded {quoted(old.get(key))}, now {quoted(new.get(key))}"
         for key in sorted(set(old) | set(new))
         if old.get(key) != new.get(key)
     ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.fs.wording import plural
+from pytest_agentbench.fs.wording import plural, points, quoted
 from pytest_agentbench.run.store import configuration_identity, identity_differences
 from pytest_agentbench.scoring.configurations import Configuration
 from pytest_agentbench.scoring.stats import (
@@ -160,7 +160,7 @@ def difference_text(name: str, difference: dict[str, Any]) -> str:
             if ids
         ]
         return f"tasks: {'; '.join(parts)}"
-    return f"{name}: base {difference['base']!r}, candidate {difference['candidate']!r}"
+    return f"{name}: base {quoted(difference['base'])}, candidate {quoted(difference['candidate'])}"
 
 
 def parse_require_same(text: str) -> list[str]:
@@ -498,7 +498,9 @@ def evaluate_gate(gate: Gate, comparison: Comparison) -> tuple[str, str]:
         return UNDETERMINED, f"{gate.name}: undetermined: {missing}"
     if gate.metric in RATE_METRICS:
         ok = value >= gate.limit
-        text = f"{gate.bound} {value:+.4f} {'>=' if ok else '<'} margin {gate.limit:+.4f}"
+        text = (
+            f"{gate.bound} {points(value, 2)} {'>=' if ok else '<'} margin {points(gate.limit, 2)}"
+        )
     else:
         ok = value <= gate.limit
         text = f"{gate.bound} {value:.4f} {'<=' if ok else '>'} factor {gate.limit:.4f}"

@@ -78,13 +78,8 @@ class Configuration:
         return identity_key(self.identity)
 
     def label(self) -> str:
-        """A readable name: agent, model, reasoning and the adapter options."""
-        parts = [str(self.identity.get("agent"))]
-        for key in ("model", "reasoning"):
-            if self.identity.get(key):
-                parts.append(f"{key}={self.identity[key]}")
-        parts += [f"{k}={v}" for k, v in sorted((self.identity.get("agent_opts") or {}).items())]
-        return " ".join(parts)
+        """A readable name: the run's label (Settings.run_label)."""
+        return self.settings.run_label()
 
     def report(self, declared: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
         """The configuration's report, scored against its own tasks or the given suite."""

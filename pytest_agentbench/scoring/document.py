@@ -94,6 +94,7 @@ def build_report(
         integrity_block["solvable_trials"] = summary["trials"]
     hashes = [t["fixture_hash"] for t in tasks if t["fixture_hash"]]
     run = {
+        "name": settings.run_label(),
         "agent": settings.agent,
         "agent_info": agent_info,
         "model": settings.model,
