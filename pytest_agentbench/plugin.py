@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.options import add_options, arms_path, settings_from_config
+from pytest_agentbench.options import add_options, arms_path, resume_args, settings_from_config
 
 ACTIVE_KEY = pytest.StashKey[bool]()
 REPORTER_NAME = "agentbench-reporter"
@@ -45,12 +45,14 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_agentbench.plan.selection import select_trials
     from pytest_agentbench.report.reporter import AgentbenchReporter, WorkerRelay
     from pytest_agentbench.run.plugins import register_run_plugins
+    from pytest_agentbench.run.stop import RESUME_ARGS_KEY
     from pytest_agentbench.sandbox import provider_for
     from pytest_agentbench.suites import BuiltinSuites
     from pytest_agentbench.tasks.sources import resolve_sources
     from pytest_agentbench.trial import fixtures
 
     config.stash[SETTINGS_KEY] = settings
+    config.stash[RESUME_ARGS_KEY] = resume_args(config)
     config.stash[TRIAL_RUNNER_KEY] = fixtures.run_trial
     # Registered before pytest's own cleanups, so it runs after their closing collections.
     config.add_cleanup(gc.unfreeze)

@@ -150,11 +150,11 @@ def test_budget_stops_starting_trials_and_resume_continues_them(
     result.stdout.fnmatch_lines(
         [
             f"agentbench budget {budget:g} USD: spent {spent:.4f} USD and * tokens known; "
-            f"budget reached: {len(not_started)} trials not started (budget_exhausted); "
-            "continue with --agentbench-resume=*run"
+            f"budget reached: {len(not_started)} trials not started (budget_exhausted)",
+            "continue with: pytest * --agentbench-resume run",
         ]
     )
-    assert not list((pytester.path / "run").glob(".spend-*")), "the spend file is removed"
+    assert not list((pytester.path / "run").glob(".stop-*")), "the stop file is removed"
     report = json.loads(pytester.path.joinpath("ref.json").read_text())
     assert report["summary"]["tasks_declared"] == 12
 
