@@ -238,6 +238,15 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
     _add(
         parser,
         group,
+        "--agentbench-plan",
+        "plan",
+        "json: print the plan (trials, sessions, arms, sandbox, agent and its CLI version, "
+        "metering, budget) as JSON on stdout and run nothing, as --collect-only",
+        ini=False,
+    )
+    _add(
+        parser,
+        group,
         "--agentbench-shard",
         "shard",
         "run only shard I of N (whole tasks, balanced by task count), e.g. 2/3",
@@ -538,6 +547,14 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             1,
         ),
     )
+
+
+def plan_asked(config: pytest.Config) -> bool:
+    """Whether --agentbench-plan asks for the plan instead of a run; json is its one format."""
+    plan = config.getoption("plan")
+    if plan not in (None, "json"):
+        raise pytest.UsageError(f"--agentbench-plan {plan!r}: the one format is json")
+    return plan is not None
 
 
 def _resumed_options(config: pytest.Config) -> dict[str, Any]:
