@@ -32,6 +32,7 @@ SANDBOX_CHOICES = ("auto", "tmp", "bwrap", "docker")
 AGENT_HOME_CHOICES = ("auto", "disk")
 KEEP_CHOICES = ("none", "failed", "all")
 METER_CHOICES = ("off", "on", "auto")
+RECORDED_KEY = pytest.StashKey[dict[str, Any]]()  # a resumed run's settings, by option
 
 
 def _add(
@@ -245,6 +246,15 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
     _add(
         parser,
         group,
+        "--agentbench-plan",
+        "plan",
+        "json: print the plan (trials, sessions, arms, sandbox, agent and its CLI version, "
+        "metering, budget) as JSON on stdout and run nothing, as --collect-only",
+        ini=False,
+    )
+    _add(
+        parser,
+        group,
         "--agentbench-shard",
         "shard",
         "run only shard I of N (whole tasks, balanced by task count), e.g. 2/3",
@@ -333,17 +343,77 @@ def sandbox_limits_from_config(config: pytest.Config, sandbox: str) -> SandboxLi
     )
 
 
-def _value(config: pytest.Config, dest: str, default: Any) -> Any:
+def _given(config: pytest.Config, dest: str) -> Any:
+    """The command line's value of an option, else the resumed run's (None: neither)."""
     cli = config.getoption(dest)
-    if cli is not None:
-        return cli
+    return cli if cli is not None else config.stash.get(RECORDED_KEY, {}).get(dest)
+
+
+def _value(config: pytest.Config, dest: str, default: Any) -> Any:
+    given = _given(config, dest)
+    if given is not None:
+        return given
     ini = config.getini(f"agentbench_{dest}")
     return ini if ini not in (None, "", []) else default
 
 
+SAVED_AS_IS = frozenset(
+    {
+        *("agent", "repeats", "tasks", "model", "reasoning", "agent_cmd", "agent_timeout"),
+        *("oracle_recoveries", "retry_failures", "json_path", "seed", "sandbox", "docker_image"),
+        *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
+        *("max_consecutive_failures", "meter", "faults", "meter_log"),
+    }
+)
+"""Options whose values run.json's settings keep under the option's own name."""
+LIMIT_OPTIONS = {
+    "network": "network",
+    "docker_cpus": "cpus",
+    "docker_memory": "memory",
+    "sandbox_pids": "pids",
+    "sandbox_disk": "disk",
+}
+"""Options whose values run.json keeps in its settings' sandbox_limits."""
+RECORDED = SAVED_AS_IS | LIMIT_OPTIONS.keys() | {"agent_opt", "arms"}
+
+
+def _recorded_options(run: dict[str, Any]) -> dict[str, Any]:
+    """A run record's settings as the options that gave them: what a resumed run continues
+    with where the command line says nothing (values the run left unset are left out)."""
+    saved = run.get("settings") or {}
+    limits = saved.get("sandbox_limits") or {}
+    options = {
+        **{dest: saved.get(dest) for dest in SAVED_AS_IS},
+        **{dest: limits.get(key) for dest, key in LIMIT_OPTIONS.items()},
+        "agent_opt": [f"{key}={value}" for key, value in (saved.get("agent_opts") or {}).items()],
+        "arms": run.get("arms_file"),
+    }
+    return {dest: value for dest, value in options.items() if value not in (None, "", [])}
+
+
+def resume_args(config: pytest.Config) -> list[str]:
+    """pytest's arguments as given, less the agentbench options a run directory records and
+    the run directory itself: what the printed resume command repeats (-n, -k, node ids...)."""
+    dropped = RECORDED | {"run_dir", "resume_dir"}
+    flags = {
+        name: option.dest
+        for option in config._parser.getgroup(GROUP).options
+        for name in option.names()
+    }
+    kept: list[str] = []
+    args = iter(config.invocation_params.args)
+    for arg in args:
+        flag = arg.split("=", 1)[0]
+        if flags.get(flag) not in dropped:
+            kept.append(arg)
+        elif "=" not in arg:
+            next(args, None)  # the option's value
+    return kept
+
+
 def arms_path(config: pytest.Config) -> Path | None:
     """The --arms file (else the ini's, relative to the ini file), or None: no arms."""
-    cli = config.getoption("arms")
+    cli = _given(config, "arms")
     if cli:
         return Path(config.invocation_params.dir) / cli
     ini = config.getini("agentbench_arms")
@@ -355,7 +425,7 @@ def arms_path(config: pytest.Config) -> Path | None:
 
 def _exposed_paths(config: pytest.Config) -> tuple[str, ...]:
     """--agent-expose paths (else the ini's), absolute from where pytest was started."""
-    raw = config.getoption("agent_expose") or config.getini("agentbench_agent_expose") or []
+    raw = _given(config, "agent_expose") or config.getini("agentbench_agent_expose") or []
     base = Path(config.invocation_params.dir)
     return tuple(str(base / Path(path).expanduser()) for path in raw)
 
@@ -377,7 +447,7 @@ def _bring_own_images(config: pytest.Config) -> bool:
 
 
 def task_sources(config: pytest.Config) -> tuple[str, ...]:
-    cli = config.getoption("tasks")
+    cli = _given(config, "tasks")
     if cli:
         return tuple(cli)
     return tuple(_ini_source(config, spec) for spec in config.getini("agentbench_tasks"))
@@ -400,8 +470,10 @@ def _ini_source(config: pytest.Config, spec: str) -> str:
 
 def settings_from_config(config: pytest.Config) -> Settings | None:
     """The run's Settings, or None when --agent is not given (plain test run); agentbench
-    options without --agent, and unknown agentbench ini keys with it, are usage errors."""
-    agent = config.getoption("agent")
+    options without --agent, and unknown agentbench ini keys with it, are usage errors.
+    With --agentbench-resume, what the command line leaves out comes from the resumed run."""
+    config.stash[RECORDED_KEY] = _resumed_options(config)
+    agent = _given(config, "agent")
     if not agent:
         _refuse_options_without_agent(config)
         return None
@@ -436,11 +508,12 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         raise pytest.UsageError(
             f"--agentbench-keep {keep!r}: choose one of {', '.join(KEEP_CHOICES)}"
         )
-    budget_usd = config.getoption("budget_usd")
-    budget_tokens = config.getoption("budget_tokens")
+    budget_usd = _given(config, "budget_usd")
+    budget_tokens = _given(config, "budget_tokens")
     json_raw = _value(config, "json_path", None)
     meter, faults, meter_log = _meter_settings(config)
-    opts = parse_agent_opts(list(config.getini("agentbench_agent_opt") or []))
+    recorded_opts = config.stash[RECORDED_KEY].get("agent_opt")
+    opts = parse_agent_opts(recorded_opts or list(config.getini("agentbench_agent_opt") or []))
     opts.update(parse_agent_opts(config.getoption("agent_opt") or []))
     return Settings(
         agent=str(agent),
@@ -483,6 +556,28 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             1,
         ),
     )
+
+
+def plan_asked(config: pytest.Config) -> bool:
+    """Whether --agentbench-plan asks for the plan instead of a run; json is its one format."""
+    plan = config.getoption("plan")
+    if plan not in (None, "json"):
+        raise pytest.UsageError(f"--agentbench-plan {plan!r}: the one format is json")
+    return plan is not None
+
+
+def _resumed_options(config: pytest.Config) -> dict[str, Any]:
+    """The settings of the run --agentbench-resume names, by option ({} without it)."""
+    raw = config.getoption("resume_dir")
+    if raw is None:
+        return {}
+    from pytest_agentbench.run.store import read_run_file
+
+    try:
+        run = read_run_file(Path(config.invocation_params.dir) / raw)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--agentbench-resume {raw}: {exc}") from None
+    return _recorded_options(run)
 
 
 def _refuse_options_without_agent(config: pytest.Config) -> None:

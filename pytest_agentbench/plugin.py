@@ -12,11 +12,18 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.options import add_options, arms_path, settings_from_config
+from pytest_agentbench.options import (
+    add_options,
+    arms_path,
+    plan_asked,
+    resume_args,
+    settings_from_config,
+)
 
 ACTIVE_KEY = pytest.StashKey[bool]()
 REPORTER_NAME = "agentbench-reporter"
 RELAY_NAME = "agentbench-relay"
+PLAN_NAME = "agentbench-plan-json"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -45,12 +52,17 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_agentbench.plan.selection import select_trials
     from pytest_agentbench.report.reporter import AgentbenchReporter, WorkerRelay
     from pytest_agentbench.run.plugins import register_run_plugins
+    from pytest_agentbench.run.stop import RESUME_ARGS_KEY
     from pytest_agentbench.sandbox import provider_for
     from pytest_agentbench.suites import BuiltinSuites
     from pytest_agentbench.tasks.sources import resolve_sources
     from pytest_agentbench.trial import fixtures
 
     config.stash[SETTINGS_KEY] = settings
+    config.stash[RESUME_ARGS_KEY] = resume_args(config)
+    plan = plan_asked(config)
+    if plan:
+        config.option.collectonly = True  # before xdist looks: nothing runs, on no worker
     config.stash[TRIAL_RUNNER_KEY] = fixtures.run_trial
     # Registered before pytest's own cleanups, so it runs after their closing collections.
     config.add_cleanup(gc.unfreeze)
@@ -85,6 +97,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_agentbench.agents.base import check_delivery
 
         check_delivery(agent, arms)  # a component the agent cannot receive: refused now
+    if plan:
+        from pytest_agentbench.report.plan import PlanJson
+
+        config.pluginmanager.register(PlanJson(config), PLAN_NAME)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -113,7 +129,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         wait_for_file_work()  # every artifact written, no trial directory left, at the end
     from pytest_agentbench.run.plugins import RUN_PLUGIN_NAMES
 
-    for name in (REPORTER_NAME, RELAY_NAME, *RUN_PLUGIN_NAMES):
+    for name in (REPORTER_NAME, RELAY_NAME, PLAN_NAME, *RUN_PLUGIN_NAMES):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)

@@ -148,7 +148,12 @@ def test_the_breaker_stops_a_run_after_k_failures_in_a_row(
         "3 trials in a row ended in an infrastructure failure or a failed model call that "
         "changed nothing (last: sandbox_start)"
     )
-    result.stdout.fnmatch_lines([f"agentbench breaker: {reason}; no new trial started*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"agentbench breaker: {reason}; no new trial started*",
+            "continue with: pytest * --agentbench-resume run",
+        ]
+    )
     observations = recorded(flaky)
     failed = [o for o in observations if o["status"] == "infrastructure"]
     not_started = [o for o in observations if o["status"] == "breaker_open"]
@@ -160,7 +165,7 @@ def test_the_breaker_stops_a_run_after_k_failures_in_a_row(
     assert run["stopped"] == {"by": "breaker", "reason": reason}
     breaker = report(flaky)["run"]["breaker"]
     assert breaker["open"] and breaker["not_started"] == len(not_started)
-    assert not list((flaky.path / "run").glob(".breaker-*"))  # the trip file is gone
+    assert not list((flaky.path / "run").glob(".stop-*"))  # the stop file is gone
 
 
 def test_a_trial_that_ends_otherwise_starts_the_count_again(

@@ -150,11 +150,11 @@ def test_budget_stops_starting_trials_and_resume_continues_them(
     result.stdout.fnmatch_lines(
         [
             f"agentbench budget {budget:g} USD: spent {spent:.4f} USD and * tokens known; "
-            f"budget reached: {len(not_started)} trials not started (budget_exhausted); "
-            "continue with --agentbench-resume=*run"
+            f"budget reached: {len(not_started)} trials not started (budget_exhausted)",
+            "continue with: pytest * --agentbench-resume run",
         ]
     )
-    assert not list((pytester.path / "run").glob(".spend-*")), "the spend file is removed"
+    assert not list((pytester.path / "run").glob(".stop-*")), "the stop file is removed"
     report = json.loads(pytester.path.joinpath("ref.json").read_text())
     assert report["summary"]["tasks_declared"] == 12
 
@@ -183,6 +183,29 @@ def test_budget_exhausted_trials_are_neither_scored_nor_observed(
     assert summary["tasks_selected"] == 2 and summary["tasks_declared"] == 12  # -k narrows
     assert summary["coverage"] == 1 / 12
     assert summary["budget_exhausted"] == 3
+
+
+@DIST
+def test_plan_json_prints_the_plan_alone_on_stdout_and_runs_nothing(
+    pytester: pytest.Pytester, suite: Path, dist: list[str]
+) -> None:
+    result = pytester.runpytest_subprocess(
+        *BASE, "--agentbench-plan=json", "--agentbench-budget-usd=2", "-k", "t00 or t01", *dist
+    )
+    assert result.ret == pytest.ExitCode.OK
+    plan = json.loads(result.stdout.str())
+    assert plan["schema"] == "agentbench-plan/1"
+    assert plan["trial_ids"] == [f"tiny-tasks/t0{t}::r{r}" for t in (0, 1) for r in (0, 1)]
+    assert (plan["tasks"], plan["trials"], plan["repeats"], plan["arms"]) == (2, 4, 2, None)
+    assert plan["agent_sessions"] == {"at_least": 4, "at_most": 4}
+    assert plan["agent"]["name"] == "mock" and plan["agent"]["cli_version"] == "builtin"
+    assert plan["metered"] is False and plan["sandbox"]["kind"] == "tmp"
+    assert plan["budget"] == {"usd": 2.0, "tokens": None}
+    result.stderr.fnmatch_lines(["*test session starts*", "*4/24 tests collected*"])
+    assert not (pytester.path / ".agentbench").exists(), "nothing ran"
+    other = pytester.runpytest_subprocess(*BASE, "--agentbench-plan=yaml")
+    assert other.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--agentbench-plan 'yaml': the one format is json" in other.stderr.str()
 
 
 def test_status_of_a_finished_run_as_text_and_json(pytester: pytest.Pytester, suite: Path) -> None:

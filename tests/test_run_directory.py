@@ -274,3 +274,24 @@ def test_resume_refuses_a_changed_task(
     result.stdout.fnmatch_lines(["*the task changed since it was recorded*"])
     assert result.ret != 0
     assert "passed" not in result.parseoutcomes()
+
+
+def test_resume_alone_continues_with_the_recorded_settings(
+    pytester: pytest.Pytester, suite: Path
+) -> None:
+    settings = [*BASE, "--model=m1", "--agentbench-seed=7", "--agent-opt", "pass_prob=0.5"]
+    pytester.runpytest_subprocess(*settings, "--agentbench-dir=ref", "--agentbench-json=ref.json")
+    pytester.runpytest_subprocess(*settings, "--agentbench-dir=run", "--agentbench-json=run.json")
+    recorded = json.loads((pytester.path / "run" / "run.json").read_text())["settings"]
+    path = pytester.path / "run" / "observations.jsonl"
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:5]))
+
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--agentbench-resume=run")
+    result.stdout.fnmatch_lines(["agentbench: agent mock*, model m1, *repeats 2, *seed 7"])
+    result.stdout.fnmatch_lines(["agentbench resume: 5 trials reused from *run"])
+    same_results(pytester.path / "ref.json", pytester.path / "run.json")
+    assert json.loads((pytester.path / "run" / "run.json").read_text())["settings"] == recorded
+
+    refused = pytester.runpytest_subprocess("--agentbench-resume=run", "--model=other")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*model: recorded 'm1', now 'other'"])

@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.tasks.observation import BREAKER_OPEN, Observation
+from pytest_agentbench.tasks.observation import BREAKER_OPEN, INTERRUPTED, Observation
 
 HELP = "progress of a running or finished run: trials done/planned, first exact, spend, ETA"
 SCHEMA = "agentbench-status/1"
-NOT_STARTED = ("budget_exhausted", BREAKER_OPEN)
+NOT_STARTED = ("budget_exhausted", BREAKER_OPEN, INTERRUPTED)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,8 +99,9 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
             started.pop(line["end"], None)
             ended.append(line)
     ran = [line for line in ended if line.get("status") not in NOT_STARTED]
+    stopped = record.run.get("stopped") or {}
     if finished is not None or (not progress and record.run.get("finished_at")):
-        state = "finished"
+        state = "interrupted" if stopped.get("by") == "interrupt" else "finished"
     elif not progress:
         state = "not started"
     else:
@@ -142,7 +143,7 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
         "not_scored": {
             key: value
             for key, value in outcome_counts(record.trials).items()
-            if key not in ("budget_exhausted", "breaker_open")  # trials' not_started
+            if key not in NOT_STARTED  # trials' not_started
         },
         "stopped": record.run.get("stopped"),
         "first_exact": {
@@ -193,8 +194,11 @@ def render(doc: dict[str, Any]) -> list[str]:
         f"spend so far: {cost} ({spend['cost_unknown']} trials without a cost), "
         f"{tokens} tokens ({spend['tokens_unknown']} without tokens)",
     ]
-    if doc["stopped"]:
-        lines.append(f"stopped by the {doc['stopped']['by']}: {doc['stopped']['reason']}")
+    stopped = doc["stopped"]
+    if stopped and stopped["by"] == "interrupt":
+        lines.append(f"interrupted by {stopped['reason']}")
+    elif stopped:
+        lines.append(f"stopped by the {stopped['by']}: {stopped['reason']}")
     if doc["state"] == "running":
         lines.append(f"elapsed {_duration(doc['elapsed_s'])}  ETA {_duration(doc['eta_s'])}")
         lines.append(f"running: {len(doc['running'])}")

@@ -18,6 +18,7 @@ from pytest_agentbench.tasks.hashing import stable_int
 from pytest_agentbench.tasks.model import Task
 
 ARMS_KEY = pytest.StashKey[tuple[Arm, ...]]()
+ARMS_FILE_KEY = pytest.StashKey[Path]()  # where they came from, for a resume to read again
 
 
 def configure_arms(config: pytest.Config, path: Path) -> tuple[Arm, ...]:
@@ -27,6 +28,7 @@ def configure_arms(config: pytest.Config, path: Path) -> tuple[Arm, ...]:
     except ArmsError as exc:
         raise pytest.UsageError(f"--arms: {exc}") from None
     config.stash[ARMS_KEY] = arms
+    config.stash[ARMS_FILE_KEY] = path
     return arms
 
 

@@ -19,6 +19,7 @@ NOT_SCORED = (
     ("harness errors", "errors", ""),
     ("not started (budget)", "budget_exhausted", ""),
     ("not started (breaker)", "breaker_open", ""),
+    ("not started (interrupted)", "interrupted", ""),
 )
 
 

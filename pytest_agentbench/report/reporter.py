@@ -2,7 +2,8 @@
 
 Under xdist the controller collects nothing, so workers relay their declared and selected
 tasks and agent facts through ``config.workeroutput`` (see WorkerRelay) and the Observations
-ride on reports.
+ride on reports; the task sets ride on each worker's first report too, for a run stopped at
+once, which never hears of its workers' end.
 
 The declared tasks are those of the task sources, taken from the collected items before
 anything deselects them (-k, -m, --deselect, --agentbench-shard): coverage counts against
@@ -20,7 +21,8 @@ import pytest
 from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.plan.arm_trials import run_arms
 from pytest_agentbench.plan.collect import TaskItem
-from pytest_agentbench.run.plugins import RESUME_NAME
+from pytest_agentbench.run.plugins import RESUME_NAME, STOP_NAME
+from pytest_agentbench.run.stop import resume_command
 from pytest_agentbench.run.store import cell_key, now
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.observation import (
@@ -39,6 +41,7 @@ PYTEST_REPORTCHARS = "fE"
 """pytest's own default for -r: any other value asks for its own list, in full."""
 SELECTED = "agentbench_selected"
 AGENT_INFO = "agentbench_agent_info"
+TASK_SETS = "agentbench_task_sets"  # the report attribute of a worker's first report
 
 
 def declared_tasks(items: list[pytest.Item]) -> dict[str, dict[str, Any]]:
@@ -69,6 +72,12 @@ class TaskSets:
         self.declared: dict[str, dict[str, Any]] = {}
         self.selected: set[str] = set()
 
+    def add(self, sets: dict[str, Any]) -> None:
+        """A worker's task sets (every worker collects the same)."""
+        for task_id, meta in (sets.get(DECLARED) or {}).items():
+            self.declared.setdefault(task_id, meta)
+        self.selected.update(sets.get(SELECTED) or ())
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """First of the item hooks: pytest's -k, -m and --deselect and the shard come later."""
@@ -86,6 +95,7 @@ class WorkerRelay(TaskSets):
         super().__init__()
         self.config = config
         self.settings = settings
+        self.relayed = False
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -93,6 +103,13 @@ class WorkerRelay(TaskSets):
         workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
         workeroutput[DECLARED] = self.declared
         workeroutput[SELECTED] = sorted(self.selected)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Before xdist sends it: the first report carries the task sets."""
+        if not self.relayed:
+            self.relayed = True
+            setattr(report, TASK_SETS, {DECLARED: self.declared, SELECTED: sorted(self.selected)})
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -119,14 +136,13 @@ class AgentbenchReporter(TaskSets):
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
-        for task_id, meta in (output.get(DECLARED) or {}).items():
-            self.declared.setdefault(task_id, meta)
-        self.selected.update(output.get(SELECTED) or ())
+        self.add(output)
         if self.agent_info is None and output.get(AGENT_INFO):
             self.agent_info = output[AGENT_INFO]
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.add(getattr(report, TASK_SETS, None) or {})
         observation = getattr(report, REPORT_ATTRIBUTE, None)
         if observation is None:
             return
@@ -282,11 +298,26 @@ class AgentbenchReporter(TaskSets):
         if self.settings.json_path is not None:
             where.append(f"the JSON report {self.settings.json_path}")
             extra.append(f"JSON report: {self.settings.json_path}")
+        extra += self.resume_lines()
         # pytest's closing lines follow: the counts, and the reason if the run stopped early.
         budget = None if self.details_asked() else SCREEN_LINES - len(extra) - 4
         terminalreporter.write_sep("=", "agentbench")
         for line in render(self.report, budget, where=", ".join(where)) + extra:
             terminalreporter.write_line(line)
+
+    def resume_lines(self) -> list[str]:
+        """How to continue a run that ended early (a signal, the breaker, a budget, a provider
+        stop): the block's last line, to paste as it is."""
+        run_dir = self.report["run"].get("run_dir") if self.report else None
+        stops = self.config.pluginmanager.get_plugin(STOP_NAME)
+        stopped = stops is not None and stops.current() is not None
+        interrupted = self.session is not None and (
+            self.session.exitstatus == pytest.ExitCode.INTERRUPTED
+        )
+        if not run_dir or not (stopped or interrupted):
+            return []
+        shown = _shown_path(self.config, run_dir)
+        return [f"continue with: {resume_command(self.config, shown)}"]
 
 
 def _shown_path(config: pytest.Config, path: str) -> str:

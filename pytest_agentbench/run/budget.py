@@ -4,39 +4,25 @@ The spend is what this session's trials reported (cost_usd, and tokens as the me
 them: input with cached, output with reasoning); a trial that reported none adds nothing and
 is counted as unknown. Reused trials of a resumed run cost nothing now.
 
-Who knows the spend: the controller, as each Observation arrives. Serially it is also the
-process that starts trials, and asks its own tally. Under xdist it appends one short line per
-trial to a spend file in the run directory (named per session, removed at the end) and every
-worker reads the lines added since it last looked before starting a trial, so at most the
-trials already running go past the budget. A trial not started is skipped with an Observation
-of status ``budget_exhausted``: not scored, not observed for coverage, run again on resume.
+The controller tallies the spend as each Observation arrives, and once it reaches the budget
+closes the run's stop gate (stop.py), which every process checks before it starts a trial: at
+most the trials already running go past the budget. The session goes on, and every trial not
+started is skipped with an Observation of status ``budget_exhausted``: not scored, not
+observed for coverage, run again on resume.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_agentbench.plan.arm_trials import arm_name
-from pytest_agentbench.plan.collect import TaskItem
+from pytest_agentbench.run.stop import RunStop, Stop
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.tasks.observation import (
-    OBSERVATION_KEY,
-    Observation,
-    attached,
-    error_observation,
-)
+from pytest_agentbench.tasks.observation import Observation, attached
 
 STATUS = "budget_exhausted"
-WORKER_INPUT = "agentbench_budget_spend"
 
 
 @dataclass
@@ -90,68 +76,14 @@ def reached(settings: Settings, spend: Spend) -> str | None:
     return None
 
 
-class BudgetGate:
-    """On the process that starts trials: skips each trial whose turn comes after the budget."""
-
-    def __init__(self, settings: Settings, spend: Callable[[], Spend]) -> None:
-        self.settings = settings
-        self.spend = spend
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if not isinstance(item, TaskItem) or item.reused is not None:
-            return
-        why = reached(self.settings, self.spend())
-        if why is not None:
-            item.stash[OBSERVATION_KEY] = error_observation(
-                item.task_id, item.repeat, why, STATUS, item.task, arm_name(item.arm)
-            )
-            pytest.skip(f"not started: {why}")
-
-
-class SpendFileReader:
-    """On an xdist worker: the spend so far, from the lines added to the spend file since the
-    last look (one read, no lock: the controller appends whole lines)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.spend = Spend()
-        self.handle: Any = None
-        self.partial = b""
-
-    def __call__(self) -> Spend:
-        if self.handle is None:
-            try:
-                self.handle = open(self.path, "rb")  # noqa: SIM115 - read across the session
-            except FileNotFoundError:
-                return self.spend  # nothing was spent yet
-        data = self.partial + self.handle.read()
-        *lines, self.partial = data.split(b"\n")
-        for line in lines:
-            record = json.loads(line)
-            self.spend.add(record["usd"], record["tokens"])
-        return self.spend
-
-
 class BudgetLedger:
     """On the controller: tallies the spend, shares it with workers, reports and sets the exit."""
 
-    def __init__(self, settings: Settings, run_dir: Path) -> None:
+    def __init__(self, settings: Settings, stops: RunStop) -> None:
         self.settings = settings
-        self.run_dir = run_dir
+        self.stops = stops
         self.spend = Spend()
         self.not_started = 0
-        self.spend_path = run_dir / f".spend-{secrets.token_hex(4)}.jsonl"
-        self.shared = False  # whether workers read the spend file
-        self.handle: Any = None
-
-    def current(self) -> Spend:
-        return self.spend
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        self.shared = True
-        node.workerinput[WORKER_INPUT] = str(self.spend_path)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -161,23 +93,13 @@ class BudgetLedger:
         if observation["status"] == STATUS:
             self.not_started += 1
             return
-        cost, tokens = spend_of(observation)
-        self.spend.add(cost, tokens)
-        if self.shared:
-            if self.handle is None:
-                self.run_dir.mkdir(parents=True, exist_ok=True)
-                self.handle = open(self.spend_path, "a", encoding="utf-8")  # noqa: SIM115
-            self.handle.write(json.dumps({"usd": cost, "tokens": tokens}) + "\n")
-            self.handle.flush()
+        self.spend.add(*spend_of(observation))
+        why = reached(self.settings, self.spend)
+        if why is not None:
+            self.stops.close(Stop("budget", STATUS, why, halts=False))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.handle is not None:
-            self.handle.close()
-            self.handle = None
-        if self.shared:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.spend_path)
         if self.not_started and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -197,7 +119,6 @@ class BudgetLedger:
             return
         terminalreporter.write_line(
             f"{line}; budget reached: {self.not_started} "
-            f"{'trial' if self.not_started == 1 else 'trials'} not started (budget_exhausted); "
-            f"continue with --agentbench-resume={self.run_dir}",
+            f"{'trial' if self.not_started == 1 else 'trials'} not started (budget_exhausted)",
             red=True,
         )

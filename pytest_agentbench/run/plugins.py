@@ -1,13 +1,16 @@
 """Wires the run-level features for one process: run directory, resume, shard, kept
-workspaces, budgets and the circuit breaker.
+workspaces, and what stops a run (budgets, the circuit breaker, signals).
 
-Every process selects its shard, marks reused trials, keeps workspaces and checks the budget
-and the breaker before each trial it starts; only the controller reads the record, checks the
-identity, writes the run directory and its progress, tallies the spend and counts failures.
+Every process selects its shard, marks reused trials, keeps workspaces, handles signals and
+checks the run's stop gate before each trial it starts; only the controller reads the record,
+checks the identity, writes the run directory and its progress, tallies the spend, counts
+failures and decides the stop.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +23,20 @@ RESUME_NAME = "agentbench-resume"
 SHARD_NAME = "agentbench-shard"
 PROGRESS_NAME = "agentbench-progress"
 BUDGET_NAME = "agentbench-budget"
-BUDGET_GATE_NAME = "agentbench-budget-gate"
 BREAKER_NAME = "agentbench-breaker"
-BREAKER_GATE_NAME = "agentbench-breaker-gate"
+STOP_NAME = "agentbench-stop"
+STOP_GATE_NAME = "agentbench-stop-gate"
+INTERRUPTION_NAME = "agentbench-interruption"
 RUN_PLUGIN_NAMES = (
     WRITER_NAME,
     RESUME_NAME,
     SHARD_NAME,
     PROGRESS_NAME,
     BUDGET_NAME,
-    BUDGET_GATE_NAME,
     BREAKER_NAME,
-    BREAKER_GATE_NAME,
+    STOP_NAME,
+    STOP_GATE_NAME,
+    INTERRUPTION_NAME,
 )
 
 
@@ -76,24 +81,20 @@ def register_run_plugins(config: pytest.Config, settings: Settings, *, worker: b
 def _register_run_control(
     config: pytest.Config, settings: Settings, workerinput: dict[str, Any]
 ) -> None:
-    """On a worker: keep workspaces where the controller writes the run, and check the budget
-    against the spend file the controller appends."""
-    from pytest_agentbench.run.budget import WORKER_INPUT, BudgetGate, SpendFileReader
+    """On a worker: keep workspaces where the controller writes the run, and stop starting
+    trials when the controller's stop file, or a signal to this worker, says so."""
+    from pytest_agentbench.run import stop
     from pytest_agentbench.run.store import RUN_DIR_INPUT
 
     run_dir = workerinput.get(RUN_DIR_INPUT)
     if run_dir is not None and settings.keep != "none":
         _keep_in(config, settings, Path(run_dir))
-    spend_file = workerinput.get(WORKER_INPUT)
-    if spend_file is not None:
-        gate = BudgetGate(settings, SpendFileReader(Path(spend_file)))
-        config.pluginmanager.register(gate, BUDGET_GATE_NAME)
-    from pytest_agentbench.run import breaker
-
-    trip_file = workerinput.get(breaker.WORKER_INPUT)
-    if trip_file is not None:
-        opened = breaker.trip_file_reader(Path(trip_file))
-        config.pluginmanager.register(breaker.BreakerGate(opened), BREAKER_GATE_NAME)
+    stop_file = workerinput.get(stop.WORKER_INPUT)
+    if stop_file is not None:
+        stops = stop.StopFile(Path(stop_file))
+        config.pluginmanager.register(stops, STOP_NAME)
+        config.pluginmanager.register(stop.StopGate(stops.current), STOP_GATE_NAME)
+        config.pluginmanager.register(stop.Interruption(stops), INTERRUPTION_NAME)
 
 
 def _keep_in(config: pytest.Config, settings: Settings, run_dir: Path) -> None:
@@ -104,7 +105,12 @@ def _keep_in(config: pytest.Config, settings: Settings, run_dir: Path) -> None:
 
 
 def _register_controller(config: pytest.Config, settings: Settings, shard: str | None) -> None:
-    from pytest_agentbench.plan.arm_trials import arm_identities, refuse_other_arms, run_arms
+    from pytest_agentbench.plan.arm_trials import (
+        ARMS_FILE_KEY,
+        arm_identities,
+        refuse_other_arms,
+        run_arms,
+    )
     from pytest_agentbench.run.resume import Resume, refuse_other_identity
     from pytest_agentbench.run.store import (
         DEFAULT_ROOT,
@@ -144,21 +150,38 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
     arms = run_arms(config)
     if arms is not None:
         writer.run["arms"] = arm_identities(arms, identity)
+        writer.run["arms_file"] = str(config.stash[ARMS_FILE_KEY])
         writer.run["arm_anchors"] = {a.name: f for a in arms if (f := a.task_prefix_field)}
     config.pluginmanager.register(writer, WRITER_NAME)
-    from pytest_agentbench.run.breaker import Breaker, BreakerGate
+    from pytest_agentbench.run.breaker import Breaker
     from pytest_agentbench.run.progress import ProgressLog
+    from pytest_agentbench.run.stop import Interruption, RunStop, StopGate
 
-    breaker = Breaker(settings, directory, writer.run)
-    config.pluginmanager.register(breaker, BREAKER_NAME)
-    config.pluginmanager.register(BreakerGate(breaker.opened), BREAKER_GATE_NAME)
-
+    stops = RunStop(directory, writer.run)
+    config.pluginmanager.register(stops, STOP_NAME)
+    config.pluginmanager.register(StopGate(stops.current), STOP_GATE_NAME)
+    config.pluginmanager.register(Interruption(stops, _terminal_line(config)), INTERRUPTION_NAME)
+    config.pluginmanager.register(Breaker(settings, stops), BREAKER_NAME)
     config.pluginmanager.register(ProgressLog(directory), PROGRESS_NAME)
     if settings.keep != "none":
         _keep_in(config, settings, directory)
     if settings.budget_usd is not None or settings.budget_tokens is not None:
-        from pytest_agentbench.run.budget import BudgetGate, BudgetLedger
+        from pytest_agentbench.run.budget import BudgetLedger
 
-        ledger = BudgetLedger(settings, directory)
-        config.pluginmanager.register(ledger, BUDGET_NAME)
-        config.pluginmanager.register(BudgetGate(settings, ledger.current), BUDGET_GATE_NAME)
+        config.pluginmanager.register(BudgetLedger(settings, stops), BUDGET_NAME)
+
+
+def _terminal_line(config: pytest.Config) -> Callable[[str], None]:
+    """Write a line on the terminal, on a line of its own (progress letters may precede it),
+    even while a trial's output is being captured."""
+
+    def say(line: str) -> None:
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        capture = config.pluginmanager.get_plugin("capturemanager")
+        if terminal is None:
+            return
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            terminal.ensure_newline()
+            terminal.write_line(line, yellow=True)
+
+    return say

@@ -215,7 +215,8 @@ def stops_of(record: RunRecord) -> list[Observation]:
     return [o for o in record.trials if o["status"] in (PROVIDER_STOP, INFRASTRUCTURE)]
 
 
-def read_run_directory(path: Path) -> RunRecord:
+def read_run_file(path: Path) -> dict[str, Any]:
+    """The run.json of a run directory; ValueError saying what is wrong when there is none."""
     run_path = path / RUN_FILE
     if not run_path.is_file():
         raise ValueError(
@@ -228,6 +229,11 @@ def read_run_directory(path: Path) -> RunRecord:
         raise ValueError(f"{run_path}: not valid JSON ({json_error(exc)})") from None
     if not isinstance(run, dict):
         raise ValueError(f"{run_path}: not a run record (a JSON object), got {type(run).__name__}")
+    return run
+
+
+def read_run_directory(path: Path) -> RunRecord:
+    run = read_run_file(path)
     observations, notice = read_observations(path / OBSERVATIONS_FILE)
     record = RunRecord(path, run, [], notice)
     observations = with_trial_ids(observations, record.run_id)

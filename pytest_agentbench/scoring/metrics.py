@@ -18,6 +18,7 @@ from pytest_agentbench.grading.similarity import mean_pairwise_jaccard
 from pytest_agentbench.tasks.observation import (
     BREAKER_OPEN,
     INFRASTRUCTURE,
+    INTERRUPTED,
     PROVIDER_STOP,
     Observation,
     Outcome,
@@ -278,8 +279,8 @@ def _tally(causes: Iterable[str]) -> dict[str, int]:
 
 def outcome_counts(observations: Sequence[Observation]) -> dict[str, Any]:
     """The trials of each outcome class besides scored: provider stops and infrastructure
-    failures with their causes, harness errors, trials not started (budget, breaker), and
-    the attempts run again after an infrastructure failure, by cause."""
+    failures with their causes, harness errors, trials not started (budget, breaker, a
+    signal), and the attempts run again after an infrastructure failure, by cause."""
 
     def having(status: str) -> list[Observation]:
         return [o for o in observations if o["status"] == status]
@@ -297,6 +298,7 @@ def outcome_counts(observations: Sequence[Observation]) -> dict[str, Any]:
         "errors": len(having("error")),
         "budget_exhausted": len(having("budget_exhausted")),
         "breaker_open": len(having(BREAKER_OPEN)),
+        "interrupted": len(having(INTERRUPTED)),
     }
 
 

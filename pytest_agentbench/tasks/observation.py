@@ -25,6 +25,7 @@ PROVIDER_STOP = "provider_stop"
 INFRASTRUCTURE = "infrastructure"
 ERROR = "error"
 BREAKER_OPEN = "breaker_open"  # not started: the circuit breaker stopped the run (breaker.py)
+INTERRUPTED = "interrupted"  # not started: a signal stopped the run (run/stop.py)
 
 Outcome = Literal["first_exact", "final_exact", "eof_normalized"]
 """The per-trial verdicts rates are made of."""
