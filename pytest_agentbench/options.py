@@ -362,7 +362,7 @@ SAVED_AS_IS = frozenset(
         *("agent", "repeats", "tasks", "model", "reasoning", "agent_cmd", "agent_timeout"),
         *("oracle_recoveries", "retry_failures", "json_path", "seed", "sandbox", "docker_image"),
         *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
-        *("max_consecutive_failures", "meter", "faults", "meter_log"),
+        *("max_consecutive_failures", "meter", "faults", "meter_log", "label"),
     }
 )
 """Options whose values run.json's settings keep under the option's own name."""

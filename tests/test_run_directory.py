@@ -280,6 +280,7 @@ def test_resume_alone_continues_with_the_recorded_settings(
     pytester: pytest.Pytester, suite: Path
 ) -> None:
     settings = [*BASE, "--model=m1", "--agentbench-seed=7", "--agent-opt", "pass_prob=0.5"]
+    settings.append("--agentbench-label=nightly")
     pytester.runpytest_subprocess(*settings, "--agentbench-dir=ref", "--agentbench-json=ref.json")
     pytester.runpytest_subprocess(*settings, "--agentbench-dir=run", "--agentbench-json=run.json")
     recorded = json.loads((pytester.path / "run" / "run.json").read_text())["settings"]
@@ -289,6 +290,7 @@ def test_resume_alone_continues_with_the_recorded_settings(
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--agentbench-resume=run")
     result.stdout.fnmatch_lines(["agentbench: agent mock*, model m1, *repeats 2, *seed 7"])
     result.stdout.fnmatch_lines(["agentbench resume: 5 trials reused from *run"])
+    result.stdout.fnmatch_lines(["nightly: agent mock *"])
     same_results(pytester.path / "ref.json", pytester.path / "run.json")
     assert json.loads((pytester.path / "run" / "run.json").read_text())["settings"] == recorded
 
