@@ -66,6 +66,22 @@ def test_words_that_are_not_scripts_are_left_alone(base: Path, command: str) -> 
     assert "my_agent.py" in resolved.text and str(base / "my_agent.py") not in resolved.text
 
 
+@pytest.mark.parametrize("host", [True, False], ids=["host", "docker"])
+def test_a_shell_command_in_single_quotes_is_resolved_like_a_command(
+    base: Path, host: bool
+) -> None:
+    resolved = resolve(
+        "bash -c 'bin/tool.sh --go; python3 ./nope.py' && echo 2 > a.txt", base, host=host
+    )
+    tool = base / "bin" / "tool.sh"
+    assert resolved.text.startswith(f"bash -c '{tool} --go; ")
+    assert resolved.text.endswith(" ./nope.py' && echo 2 > a.txt")
+    assert tool in resolved.exposures and all(
+        base not in p.parents for p in resolved.exposures if p != tool
+    )
+    assert resolved.unresolved == ["./nope.py"]  # perhaps the workspace's own, as outside quotes
+
+
 def test_under_docker_bare_programs_are_the_images(base: Path) -> None:
     resolved = resolve("python3 my_agent.py; /usr/bin/env true", base, host=False)
     assert resolved.text == f"python3 {base / 'my_agent.py'}; /usr/bin/env true"

@@ -4,7 +4,7 @@ The cheat lives in the project beside its tasks, an earlier run directory and a 
 operator's home holds another. Run under bwrap and docker, it tries to read all of them and
 walks the project and the home; the task's verifier (run on the host) hands over what it found.
 Each form must see its own files and nothing else, and a form that names its script in a way
-the sandbox does not show (a bare name or an absolute path under docker, a `bash -c` string)
+the sandbox does not show (a bare name or an absolute path under docker, which are the image's)
 must not run at all.
 """
 
@@ -61,11 +61,11 @@ FORMS: dict[str, tuple[str, list[str], tuple[str, ...]]] = {
     "python-module": ("python3 -m cheatpkg", [], ("cheatpkg/__init__.py", "cheatpkg/__main__.py")),
     "absolute": ("{project}/cheat.sh", [], ("cheat.sh",)),
     "subfolder": ("agents/cheat.sh", [], ("agents/cheat.sh",)),
-    "bash-c": ("bash -c '{project}/cheat.sh'", [], ()),
+    "bash-c": ("bash -c './cheat.sh --probe'", [], ("cheat.sh",)),
     "expose": ("sh tools/cheat.sh", ["--agent-expose=tools"], ("tools/cheat.sh",)),
 }
 # Forms whose script the sandbox does not show, so the cheat never starts.
-NOT_RUN = {"bwrap": {"bash-c"}, "docker": {"bash-c", "on-path", "absolute"}}
+NOT_RUN: dict[str, set[str]] = {"bwrap": set(), "docker": {"on-path", "absolute"}}
 
 
 def _cheat_sh(probe: str) -> str:

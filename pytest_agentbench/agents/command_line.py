@@ -9,12 +9,14 @@ behind it does). A module `python -m NAME` runs from there is shown, and its dir
 PYTHONPATH. The result lists what the sandbox must show read-only for the command to run.
 
 Only plain words are touched (no quotes, escapes, variables or globs), and nothing after a
-here-document operator: the rest of the command is the shell's, as written.
+here-document operator: the rest of the command is the shell's, as written. The one quoted word
+read is a shell's `-c '…'` command, resolved the same way as a command of its own.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -81,6 +83,8 @@ INTERPRETER = re.compile(
     r"(python|pypy|node|bun|deno|ruby|perl|php|bash|sh|dash|zsh|ksh|Rscript)[0-9.]*"
 )
 PYTHON = re.compile(r"(python|pypy)[0-9.]*")
+SHELL = re.compile(r"(bash|sh|dash|zsh|ksh)")
+SINGLE_QUOTED = re.compile(r"'([^']*)'")
 NO_SCRIPT = {"-c", "-m", "-e", "-p", "-", "--eval", "--print"}  # code or a module follows
 OPTION_WITH_VALUE = {"-W", "-X", "-r", "--require", "--import"}
 PREFIXES_CODE = "import sys; print(sys.executable); print(sys.prefix); print(sys.base_prefix)"
@@ -178,6 +182,16 @@ def _module_word(words: list[Word], program: int) -> Word | None:
         if after_m:
             return word
         after_m = word.text == "-m"
+    return None
+
+
+def _shell_command(words: list[Word], program: int) -> tuple[Word, str] | None:
+    """The single-quoted word a shell at words[program] is given with -c, and the command
+    inside the quotes, if any."""
+    following = [w for w in words[program + 1 : program + 3] if w.command == words[program].command]
+    if len(following) == 2 and following[0].text == "-c":
+        match = SINGLE_QUOTED.fullmatch(following[1].text)
+        return (following[1], match[1]) if match else None
     return None
 
 
@@ -296,6 +310,17 @@ def resolve_command(
                 exposures.append(script_path)
             elif script and script_path and _relative_file(script.text):
                 unresolved.append(script.text)  # perhaps the workspace's own
+        inner = _shell_command(words, position) if SHELL.fullmatch(Path(program).name) else None
+        if inner is not None:
+            quoted, inner_command = inner
+            nested = resolve_command(
+                inner_command, base, environ, host_programs=host_programs, hidden=hidden
+            )
+            replace[quoted.start] = shlex.quote(nested.text)
+            exposures += nested.exposures
+            missing += nested.missing
+            unresolved += nested.unresolved
+            python_path += nested.python_path
         module = _module_word(words, position) if PYTHON.fullmatch(Path(program).name) else None
         if module is not None and module.plain:
             found_module = _module_path(base, module.text)
