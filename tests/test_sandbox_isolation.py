@@ -402,7 +402,10 @@ def test_docker_interrupted_run_leaves_no_container(pytester: pytest.Pytester) -
             assert process.poll() is None, f"the run ended early: {log.read_text()[-3000:]}"
             time.sleep(0.2)
         assert our_containers("slow-interrupted") - before, "the trial never started a container"
-        process.send_signal(2)  # Ctrl-C
+        process.send_signal(2)  # Ctrl-C: no new trial; the one in flight may finish
+        time.sleep(1)
+        assert process.poll() is None, "the first Ctrl-C stopped the trial in flight"
+        process.send_signal(2)  # the second: stop at once
         process.wait(timeout=60)
     finally:
         if process.poll() is None:
