@@ -353,7 +353,7 @@ def _value(config: pytest.Config, dest: str, default: Any) -> Any:
     given = _given(config, dest)
     if given is not None:
         return given
-    ini = config.getini(f"agentbench_{dest}")
+    ini = config.getini(f"{INI_PREFIX}{dest}")
     return ini if ini not in (None, "", []) else default
 
 
@@ -391,15 +391,17 @@ def _recorded_options(run: dict[str, Any]) -> dict[str, Any]:
     return {dest: value for dest, value in options.items() if value not in (None, "", [])}
 
 
+def _own_options(config: pytest.Config) -> list[Any]:
+    """The agentbench group's command-line options (pytest keeps no public list of them)."""
+    options: list[Any] = config._parser.getgroup(GROUP).options
+    return options
+
+
 def resume_args(config: pytest.Config) -> list[str]:
     """pytest's arguments as given, less the agentbench options a run directory records and
     the run directory itself: what the printed resume command repeats (-n, -k, node ids...)."""
     dropped = RECORDED | {"run_dir", "resume_dir"}
-    flags = {
-        name: option.dest
-        for option in config._parser.getgroup(GROUP).options
-        for name in option.names()
-    }
+    flags = {name: option.dest for option in _own_options(config) for name in option.names()}
     kept: list[str] = []
     args = iter(config.invocation_params.args)
     for arg in args:
@@ -587,7 +589,7 @@ def _refuse_options_without_agent(config: pytest.Config) -> None:
         return
     given = [
         option.names()[0]
-        for option in config._parser.getgroup(GROUP).options
+        for option in _own_options(config)
         if option.dest != "agent" and config.getoption(option.dest) is not None
     ]
     if given:

@@ -88,6 +88,15 @@ def simple_tasks(root: Path, count: int) -> Path:
     return root
 
 
+def one_error_line(result: pytest.RunResult, pattern: str) -> None:
+    """Exit code 4, no test ran, and the whole of stderr is one line matching pattern."""
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    lines = [line for line in result.stderr.lines if line.strip()]
+    assert len(lines) == 1, lines
+    result.stderr.fnmatch_lines([pattern])
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+
+
 def _docker_reason(image: str = TEST_IMAGE) -> str | None:
     try:
         with contextlib.closing(docker.from_env()) as client:

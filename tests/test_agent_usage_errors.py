@@ -14,7 +14,7 @@ from pytest_agentbench.agents.claude import ClaudeAgent
 from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
 
-from conftest import write_task
+from conftest import one_error_line, write_task
 
 CREDENTIALS = sorted(
     {*CodexAgent.credential_env, *ClaudeAgent.credential_env, *OpencodeAgent.credential_env}
@@ -29,15 +29,6 @@ def tasks(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = pytester.path / "tasks"
     write_task(root, "t1", {"a.txt": "1\n"}, {"a.txt": "2\n"})
     return root
-
-
-def one_error_line(result: pytest.RunResult, pattern: str) -> None:
-    """Exit code 4, no test ran, and the whole of stderr is one line matching pattern."""
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    lines = [line for line in result.stderr.lines if line.strip()]
-    assert len(lines) == 1, lines
-    result.stderr.fnmatch_lines([pattern])
-    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import write_task
+from conftest import one_error_line, write_task
 
 DISTS = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 TYPO = "agentbench_repeat = 2"
@@ -30,15 +30,6 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
     write_task(pytester.path / "tasks", "t1", {"a.txt": "1\n"}, {"a.txt": "2\n"})
     return pytester
-
-
-def one_error_line(result: pytest.RunResult, pattern: str) -> None:
-    """Exit code 4, no test ran, and the whole of stderr is one line matching pattern."""
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    lines = [line for line in result.stderr.lines if line.strip()]
-    assert len(lines) == 1, lines
-    result.stderr.fnmatch_lines([pattern])
-    assert "passed" not in result.stdout.str()
 
 
 @pytest.mark.parametrize("name", list(INI_FILES))
