@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("", "fs", "settings", "testing"),
     ("tasks",),
     ("suites",),
-    ("sandbox", "agents", "meter", "grading"),
+    ("sandbox", "agents", "meter", "grading", "trajectory"),
     ("plan", "trial"),
     ("run", "scoring"),
     ("report",),

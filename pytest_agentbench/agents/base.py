@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,9 @@ class RoundResult:
     infra_failure: str | None = None
     # How the round's last model call failed (meter.records.failed_call); None: it did not.
     failed_call: str | None = None
+    # The round's raw evidence by stream (trajectory.raw.STREAMS: the CLI's events, the wire
+    # the meter saw, stdout, ...), scrubbed of credentials; the trial keeps it compressed.
+    raw: dict[str, str] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
