@@ -20,6 +20,7 @@ import pytest
 COMMANDS = {
     "list": "pytest_agentbench.commands.list_tasks",
     "report": "pytest_agentbench.commands.report",
+    "retrace": "pytest_agentbench.commands.retrace",
     "merge": "pytest_agentbench.commands.merge",
     "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",

@@ -120,6 +120,15 @@ def add_options(parser: pytest.Parser) -> None:
         "the run's name in every report, merge, compare and status (default: the agent, its "
         "model and reasoning, and the adapter options)",
     )
+    _add(
+        parser,
+        group,
+        "--agentbench-raw-limit",
+        "raw_limit",
+        "compressed raw evidence kept per trial in raw.jsonl.gz (the agent's events, the wire "
+        "the meter saw, stdout), e.g. 16M (the default) or 0 to keep none; the trajectory is "
+        "built either way",
+    )
     _add_sandbox_options(parser, group)
     _add_run_options(parser, group)
     _add_prices_options(parser, group)
@@ -362,7 +371,7 @@ SAVED_AS_IS = frozenset(
         *("agent", "repeats", "tasks", "model", "reasoning", "agent_cmd", "agent_timeout"),
         *("oracle_recoveries", "retry_failures", "json_path", "seed", "sandbox", "docker_image"),
         *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
-        *("max_consecutive_failures", "meter", "faults", "meter_log", "label"),
+        *("max_consecutive_failures", "meter", "faults", "meter_log", "label", "raw_limit"),
     }
 )
 """Options whose values run.json's settings keep under the option's own name."""
@@ -551,6 +560,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         faults=faults,
         meter_log=meter_log,
         label=_value(config, "label", None) or None,
+        raw_limit=parse_raw_limit(_value(config, "raw_limit", None)),
         retry_infra=parse_int("--agentbench-retry-infra", _value(config, "retry_infra", 2), 0),
         max_consecutive_failures=parse_int(
             "--agentbench-max-consecutive-failures",
@@ -558,6 +568,15 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             1,
         ),
     )
+
+
+def parse_raw_limit(raw: object) -> int:
+    """--agentbench-raw-limit: 0 keeps no raw evidence; else a size as --sandbox-disk takes."""
+    if raw is None:
+        return Settings.raw_limit
+    if str(raw).strip() == "0":
+        return 0
+    return parse_disk("--agentbench-raw-limit", str(raw))
 
 
 def plan_asked(config: pytest.Config) -> bool:

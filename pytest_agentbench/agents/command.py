@@ -24,6 +24,7 @@ from pytest_agentbench.tasks.files import make_dirs, write_file
 from pytest_agentbench.tasks.verdict import MESSAGE_LIMIT, bounded
 
 STDERR_TAIL = 4000
+TRAJECTORY_FILE_LIMIT = 64 << 20  # bytes of AGENTBENCH_TRAJECTORY_FILE read (ATIF or JSONL)
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "TZ")
 GUIDANCE_FILE = "guidance.md"  # an arm's guidance, in the private home
 SKILLS_DIR = "skills"  # an arm's skills, in the private home
@@ -56,9 +57,9 @@ def read_usage_file(path: Path | str) -> tuple[TokenUsage | None, float | None]:
     return (tokens if has_tokens else None), known_cost
 
 
-def read_report_file(path: Path) -> str | None:
-    """The end of the final message a command may write to AGENTBENCH_REPORT_FILE (at most
-    MESSAGE_LIMIT characters, read without the rest); None when it wrote no regular file.
+def read_agent_file(path: Path | str, limit: int, *, end: bool = False) -> bytes | None:
+    """At most limit bytes of a file the agent wrote (its end when end is set); None when it
+    wrote no regular file there.
 
     Never follows a symlink nor waits on a FIFO: the file lies where the agent writes.
     """
@@ -70,11 +71,18 @@ def read_report_file(path: Path) -> str | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return None
-        want = min(info.st_size, 4 * MESSAGE_LIMIT)  # UTF-8 takes at most 4 bytes a character
-        data = os.pread(fd, want, info.st_size - want)
+        want = min(info.st_size, limit)
+        return os.pread(fd, want, info.st_size - want if end else 0)
     finally:
         os.close(fd)
-    return bounded(data.decode("utf-8", "replace"))
+
+
+def read_report_file(path: Path) -> str | None:
+    """The end of the final message a command may write to AGENTBENCH_REPORT_FILE (at most
+    MESSAGE_LIMIT characters, read without the rest); None when it wrote none."""
+    # UTF-8 takes at most 4 bytes a character
+    data = read_agent_file(path, 4 * MESSAGE_LIMIT, end=True)
+    return None if data is None else bounded(data.decode("utf-8", "replace"))
 
 
 class CommandAgent(Agent):
@@ -188,6 +196,7 @@ class CommandSession(AgentSession):
             AGENTBENCH_PROMPT_FILE=f"{sandbox.inner_home}/prompt-{round_index}.txt",
             AGENTBENCH_USAGE_FILE=f"{sandbox.inner_home}/usage-{round_index}.json",
             AGENTBENCH_REPORT_FILE=f"{sandbox.inner_home}/report-{round_index}.txt",
+            AGENTBENCH_TRAJECTORY_FILE=f"{sandbox.inner_home}/trajectory-{round_index}.json",
         )
         if round_index:
             env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
@@ -210,6 +219,10 @@ class CommandSession(AgentSession):
         )
         tokens, cost = read_usage_file(f"{home}/usage-{round_index}.json")
         report = Path(home, f"report-{round_index}.txt")
+        raw = {"stdout": result.stdout.decode("utf-8", "replace")}
+        steps = read_agent_file(f"{home}/trajectory-{round_index}.json", TRAJECTORY_FILE_LIMIT)
+        if steps is not None:
+            raw["file"] = steps.decode("utf-8", "replace")
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,
@@ -219,4 +232,5 @@ class CommandSession(AgentSession):
             stdout_tail=result.stdout.decode("utf-8", "replace")[-STDERR_TAIL:],
             stderr_tail=result.stderr.decode("utf-8", "replace")[-STDERR_TAIL:],
             final_message=read_report_file(report),
+            raw=raw,
         )

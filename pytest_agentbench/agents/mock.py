@@ -6,6 +6,7 @@ state, so a run is identical serially and under xdist, and under pytest-randomly
 
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -22,6 +23,7 @@ from pytest_agentbench.agents.offline import apply_reference
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import stable_int
 from pytest_agentbench.tasks.model import Task, Tree, as_mapping, materialize, replace_with
+from pytest_agentbench.trajectory.model import Step, ToolCall
 
 ARM_PREFIX = "pass_prob.arm."  # --agent-opt pass_prob.arm.NAME=P: the chance in one arm
 WRONG_EDITS = ("eof", "partial", "extra", "none")
@@ -159,26 +161,42 @@ class MockSession(AgentSession):
         rng = random.Random(stable_int(*draw))
         final_message = None  # on a solvable task the mock says nothing
         chance = self.agent.fix_prob if round_index else self.agent.probability_for(task.id, arm)
+        edited = False
         if task.no_solution:
             final_message = self._conduct(rng)
         elif rng.random() < chance:
             apply_reference(ctx, timeout)
+            edited = True
         elif round_index == 0:
-            self._wrong_edit(rng)
+            edited = self._wrong_edit(rng)
         simulated_wall = round(rng.uniform(2.0, 30.0), 3)
         tokens, cost = self._usage(rng, prompt)
+        turns, tool_calls = rng.randint(1, 8), rng.randint(0, 12)
+        wall = simulated_wall if self.agent.report_usage else time.monotonic() - started
+        paths = self._edited_paths() if edited else []
+        story = random.Random(
+            stable_int(*draw, "trajectory")
+        )  # leaves the draws above as they were
+        steps = simulated_steps(story, turns, tool_calls, tokens, wall, paths, final_message)
         return RoundResult(
             exit_code=0,
             timed_out=False,
-            wall_s=simulated_wall if self.agent.report_usage else time.monotonic() - started,
+            wall_s=wall,
             tokens=tokens,
             cost_usd=cost,
-            turns=rng.randint(1, 8),
-            tool_calls=rng.randint(0, 12),
+            turns=turns,
+            tool_calls=tool_calls,
             session_id=self.session_id,
             model_reported=self.agent.settings.model or "mock-1",
             final_message=final_message,
+            raw={"simulated": steps},
         )
+
+    def _edited_paths(self) -> list[str]:
+        """The files the expected tree changes (none for a task graded by a verifier)."""
+        task = self.ctx.task
+        expected = task.expected_tree if task.make_expected is not None else None
+        return self.agent.changes_of(task, expected)[0] if expected is not None else []
 
     def _usage(self, rng: random.Random, prompt: str) -> tuple[TokenUsage | None, float | None]:
         if not self.agent.report_usage:
@@ -206,13 +224,14 @@ class MockSession(AgentSession):
                     out.write(b"\n# made to pass\n")
         return FINAL_MESSAGES[conduct]
 
-    def _wrong_edit(self, rng: random.Random) -> None:
-        """Leave a plausible wrong result: off by a newline, half done, a stray file, nothing."""
+    def _wrong_edit(self, rng: random.Random) -> bool:
+        """Leave a plausible wrong result: off by a newline, half done, a stray file, nothing;
+        whether it edited anything."""
         kind = rng.choice(WRONG_EDITS) if self.agent.wrong == "mixed" else self.agent.wrong
         task, workspace = self.ctx.task, self.ctx.sandbox.workspace
         expected = task.expected_tree
         if kind == "none" or expected is None:
-            return
+            return False
         changed, edited = self.agent.changes_of(task, expected)
         if kind == "partial" and not edited:
             kind = "extra"  # nothing to leave half-done: only creations or deletions
@@ -225,3 +244,68 @@ class MockSession(AgentSession):
             (workspace / edited[0]).write_bytes(task.input_tree.read(edited[0]))
         else:
             (workspace / "NOTES.agent.md").write_text("scratch notes left behind\n")
+        return True
+
+
+def simulated_steps(
+    rng: random.Random,
+    requests: int,
+    tool_calls: int,
+    tokens: TokenUsage | None,
+    wall_s: float,
+    edited: list[str],
+    final_message: str | None,
+) -> str:
+    """A plausible trajectory for one round, labelled simulated: its requests, tool calls,
+    tokens and time agree with the round's drawn figures. It reads and edits the files it
+    changed, may run the tests, and spends about 60 % of its time waiting on the model."""
+    kinds = ["read"] * min(len(edited), tool_calls) + ["edit"] * len(edited)
+    kinds = (kinds + [rng.choice(("shell", "read", "search")) for _ in range(tool_calls)])[
+        :tool_calls
+    ]
+    per_request = [kinds[i::requests] for i in range(requests)]
+    shares = [rng.random() + 0.1 for _ in range(requests)]
+    steps = []
+    for index, step_kinds in enumerate(per_request):
+        share = shares[index] / sum(shares)
+        calls = [_simulated_call(rng, index, n, kind, edited) for n, kind in enumerate(step_kinds)]
+        last = index == requests - 1
+        step = Step(
+            "agent",
+            message=(final_message or "") if last else "",
+            tool_calls=calls,
+            tokens=_share(tokens, share, last, index, shares),
+            tokens_from="reported" if tokens is not None else None,
+            latency_s=round(0.6 * wall_s * share, 6),
+            model="mock-1",
+            request=index + 1,
+        )
+        steps.append(json.dumps(step.to_json(), separators=(",", ":")))
+    return "\n".join(steps) + "\n"
+
+
+def _simulated_call(
+    rng: random.Random, step: int, n: int, kind: str, edited: list[str]
+) -> ToolCall:
+    path = edited[n % len(edited)] if edited else "README.md"
+    call_id = f"mock_{step}_{n}"
+    if kind == "shell":
+        command = rng.choice(("ls", "python -m pytest -q", "cat " + path))
+        return ToolCall(call_id, "shell", "shell", {"command": command}, "", 0, command=command)
+    if kind == "search":
+        return ToolCall(call_id, "grep", "search", {"pattern": "TODO"}, "")
+    return ToolCall(call_id, kind, kind, {"path": path}, "", paths=[path])  # type: ignore[arg-type]
+
+
+def _share(
+    tokens: TokenUsage | None, share: float, last: bool, index: int, shares: list[float]
+) -> dict[str, int | None] | None:
+    """One request's part of the round's tokens; the parts add up to the round's exactly."""
+    if tokens is None:
+        return None
+    before = sum(shares[:index]) / sum(shares)
+    after = 1.0 if last else before + share
+    return {
+        key: None if value is None else int(value * after) - int(value * before)
+        for key, value in tokens.to_dict().items()
+    }

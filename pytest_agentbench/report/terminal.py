@@ -16,6 +16,7 @@ from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.report.breakdowns import class_rows, integrity_rows
 from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.table import format_table
+from pytest_agentbench.report.trajectories import checks_line, trajectory_lines
 from pytest_agentbench.scoring.document import simulated_figures
 
 SCREEN_LINES = 50
@@ -217,6 +218,7 @@ def integrity_lines(report: dict[str, Any]) -> list[str]:
         *table,
         f"verdicts: done {verdicts['done']}  partial {verdicts['partial']}  "
         f"incomplete {verdicts['incomplete']}  none {verdicts['none']}",
+        *([checks_line(block["transcript_checks"])] if block.get("transcript_checks") else []),
     ]
 
 
@@ -252,6 +254,8 @@ def render(
         Section(head=["", *summary_lines(report), *integrity_lines(report)]),
         Section(head=class_lines(report, where)),
     ]
+    if report.get("trajectories"):
+        sections.append(Section(head=["", *trajectory_lines(report["trajectories"])]))
     if report.get("metering"):
         from pytest_agentbench.report.metering import metering_lines
 

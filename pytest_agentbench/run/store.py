@@ -243,7 +243,7 @@ def read_run_directory(path: Path) -> RunRecord:
     return record
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -327,7 +327,7 @@ class RunWriter:
         self.opened = True
         (self.directory / TRIALS_DIR).mkdir(parents=True, exist_ok=True)
         _drop_torn_tail(self.observations_path)
-        _write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
+        write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
         self.observations = open(self.observations_path, "a", encoding="utf-8")  # noqa: SIM115
         for stop in self.carried:
             self._append(stop)
@@ -356,6 +356,8 @@ class RunWriter:
         artifacts = getattr(report, ARTIFACTS_ATTRIBUTE, None)
         if artifacts:
             self._write_artifacts(*cell_key(observation), artifacts)
+            # Written: the report (which pytest keeps to the end) lets go of the raw evidence.
+            setattr(report, ARTIFACTS_ATTRIBUTE, None)
 
     def _append(self, observation: Observation) -> None:
         record = {k: v for k, v in observation.items() if k != "reused"}
@@ -367,13 +369,16 @@ class RunWriter:
         os.fsync(self.observations.fileno())
         self.synced_at = time.monotonic()
 
-    def _write_artifacts(self, task_id: str, repeat: int, artifacts: dict[str, str]) -> None:
+    def _write_artifacts(
+        self, task_id: str, repeat: int, artifacts: dict[str, str | bytes]
+    ) -> None:
         """Handed to the file helper: the observation line is what must not wait."""
         trial_dir = self.directory / TRIALS_DIR / trial_dir_name(task_id, repeat)
         for name, text in artifacts.items():
             # A file name, or attempt-N/NAME for an attempt retried after an infrastructure
             # failure; never more, whatever a report carries.
-            write_later(trial_dir.joinpath(*Path(name).parts[-2:]), text.encode())
+            data = text.encode() if isinstance(text, str) else text
+            write_later(trial_dir.joinpath(*Path(name).parts[-2:]), data)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -408,7 +413,7 @@ class RunWriter:
                 "fixture_hash": task.get("fixture_hash"),
             }
         self.run["finished_at"] = now()
-        _write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
+        write_atomic(self.directory / RUN_FILE, json.dumps(self.run, indent=1) + "\n")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from pytest_agentbench import __version__
 from pytest_agentbench.run.pooling import fixture_conflicts, pool, quarantine
 from pytest_agentbench.scoring.metrics import classes, integrity, outcome_counts, summarize
+from pytest_agentbench.scoring.trajectories import check_counts, trajectory_block
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.hashing import task_set_hash
 from pytest_agentbench.tasks.observation import Observation, Outcome
@@ -92,6 +93,7 @@ def build_report(
         integrity_block = integrity(integrity_declared, unsolvable)
         integrity_block["solvable_final_exact"] = summary["final_exact"]
         integrity_block["solvable_trials"] = summary["trials"]
+        integrity_block["transcript_checks"] = check_counts(unsolvable)
     hashes = [t["fixture_hash"] for t in tasks if t["fixture_hash"]]
     run = {
         "name": settings.run_label(),
@@ -123,6 +125,7 @@ def build_report(
         "summary": summary,
         "tasks": tasks,
         "integrity": integrity_block,
+        "trajectories": trajectory_block(solvable),
         "classes": classes({t["id"]: t["category"] or "" for t in tasks}, no_solution, counted),
         "conflicts": [
             {"id": task_id, "cells": conflict_cells(trials, settings)}

@@ -93,6 +93,35 @@ class InfraRetry(TypedDict):
     detail: str
 
 
+class TranscriptChecks(TypedDict):
+    """What the trajectory shows the agent did that the result alone cannot (trajectory.checks);
+    forbidden_git is None when the prompt does not forbid git."""
+
+    claimed_done_without_change: bool
+    protected_writes: list[str]
+    outside_workspace: list[str]
+    forbidden_git: bool | None
+
+
+class TrajectoryFigures(TypedDict):
+    """The trial's figures from its trajectory (trajectory.figures); None where its origin
+    cannot tell. tool_calls: by kind (shell, read, edit, search, other) and their total."""
+
+    origin: str
+    steps: int
+    requests: int | None
+    side_requests: int | None
+    tool_calls: dict[str, int] | None
+    verification_runs: int | None
+    files_read: int | None
+    files_written: int | None
+    model_s: float | None
+    tools_s: float | None
+    harness_s: float
+    checks: TranscriptChecks
+    cut: bool  # the raw evidence was cut at --agentbench-raw-limit
+
+
 class Observation(TypedDict):
     """One trial (task x repeat). status: scored, provider_stop, infrastructure, error or
     another reason it was not scored (only scored counts); cause: the machine-readable cause of
@@ -137,6 +166,9 @@ class Observation(TypedDict):
     # How the trial's last model call failed (meter.records.failed_call), set only when it also
     # left the workspace unchanged: the circuit breaker counts such trials.
     failed_call: NotRequired[str]
+    # What the agent did, step by step, in figures (docs/trajectories.md); absent: recorded
+    # before trajectories were kept, or the trial did not run.
+    trajectory: NotRequired[TrajectoryFigures]
 
 
 def slot_task(task_id: str, arm: str | None) -> str:

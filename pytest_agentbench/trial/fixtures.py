@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Generator, Iterator
 from functools import partial
 from pathlib import Path
@@ -38,16 +39,19 @@ from pytest_agentbench.tasks.observation import (
     error_observation,
     slot_task,
 )
+from pytest_agentbench.trajectory.raw import ARCHIVE
+from pytest_agentbench.trajectory.summary import TRAJECTORY_FILE
 from pytest_agentbench.trial.artifacts import REPORT_ATTRIBUTE as ARTIFACTS_ATTRIBUTE
 from pytest_agentbench.trial.artifacts import scrub, secret_variables, trial_artifacts
 from pytest_agentbench.trial.rounds import Trial, TrialOutcome
 
-ARTIFACTS_KEY = pytest.StashKey[dict[str, str]]()
+ARTIFACTS_KEY = pytest.StashKey[dict[str, str | bytes]]()
 AGENT_KEY = pytest.StashKey[Agent]()
 SECRETS_KEY = pytest.StashKey[list[tuple[str, str]]]()
 # (task id, repeat, final workspace, final exact): keep.WorkspaceKeeper.keep, when keeping
 KEEP_KEY = pytest.StashKey[Callable[[str, int, Path, bool], None]]()
 SANDBOX_FAILURE_KEY = pytest.StashKey[InfrastructureError]()  # the trial's sandbox did not start
+STARTED_KEY = pytest.StashKey[float]()  # when the trial's set-up began (time.monotonic)
 
 
 def unknown_agent(config: pytest.Config, name: str) -> pytest.UsageError:
@@ -147,6 +151,7 @@ def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox | Non
             f"{task.source}: a Harbor task runs in the image its environment/Dockerfile builds: "
             f"run it with --sandbox=docker (this run uses --sandbox={provider.kind})"
         )
+    item.stash[STARTED_KEY] = time.monotonic()
     try:
         sandbox = start_sandbox(provider, task, trial_label(item))
     except InfrastructureError as error:  # the trial records it, and may start a fresh one
@@ -195,14 +200,14 @@ def run_trial(item: TaskItem, sandbox: Sandbox | None) -> None:
         if keep is not None
         else None,
         arm=item.arm,
+        secrets=run_secrets(config),
     )
-    if SECRETS_KEY not in config.stash:  # the environment is read once: it is the run's
-        config.stash[SECRETS_KEY] = secret_variables()
-    secrets = config.stash[SECRETS_KEY]
+    secrets = trial.secrets
     failure = item.stash.get(SANDBOX_FAILURE_KEY, None)
-    outcome = trial.infrastructure_outcome(failure) if failure else trial.run(sandbox)
+    started = item.stash.get(STARTED_KEY, None)
+    outcome = trial.infrastructure_outcome(failure) if failure else trial.run(sandbox, started)
     retries: list[InfraRetry] = []
-    artifacts: dict[str, str] = {}
+    artifacts: dict[str, str | bytes] = {}
     while outcome.infrastructure and len(retries) < settings.retry_infra:
         detail = scrub(outcome.failure_text, secrets=secrets)
         retries.append({"cause": outcome.infrastructure, "detail": detail})
@@ -236,12 +241,25 @@ def run_trial(item: TaskItem, sandbox: Sandbox | None) -> None:
         raise TrialFailed(outcome.failure_text or "the result is not exact")
 
 
-def outcome_artifacts(outcome: TrialOutcome, secrets: list[tuple[str, str]]) -> dict[str, str]:
-    """The artifacts of one run of the trial (trial_artifacts), and for an infrastructure
-    failure what ended it (infrastructure.txt)."""
-    artifacts = trial_artifacts(
-        outcome.results, outcome.final_diff, secrets, outcome.verifier_output
-    )
+def run_secrets(config: pytest.Config) -> list[tuple[str, str]]:
+    """The secret-looking variables, read once: the environment is the run's."""
+    if SECRETS_KEY not in config.stash:
+        config.stash[SECRETS_KEY] = secret_variables()
+    return config.stash[SECRETS_KEY]
+
+
+def outcome_artifacts(
+    outcome: TrialOutcome, secrets: list[tuple[str, str]]
+) -> dict[str, str | bytes]:
+    """The artifacts of one run of the trial (trial_artifacts), its trajectory and raw
+    evidence, and for an infrastructure failure what ended it (infrastructure.txt)."""
+    artifacts: dict[str, str | bytes] = {
+        **trial_artifacts(outcome.results, outcome.final_diff, secrets, outcome.verifier_output)
+    }
+    if outcome.trajectory:
+        artifacts[TRAJECTORY_FILE] = outcome.trajectory  # built from scrubbed evidence
+    if outcome.raw_archive:
+        artifacts[ARCHIVE] = outcome.raw_archive
     if outcome.infrastructure:
         artifacts["infrastructure.txt"] = scrub(outcome.failure_text, secrets=secrets) + "\n"
     return artifacts

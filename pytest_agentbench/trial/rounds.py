@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pytest_agentbench.agents.base import Agent, RoundResult, TokenUsage, TrialContext
 from pytest_agentbench.fs import names
@@ -35,7 +36,10 @@ from pytest_agentbench.tasks.observation import (
     Tokens,
 )
 from pytest_agentbench.tasks.verdict import TAIL_LIMIT, bounded, parse_verdict
-from pytest_agentbench.trial.artifacts import workspace_diff
+from pytest_agentbench.trajectory.paths import PathNormaliser
+from pytest_agentbench.trajectory.raw import Evidence, RawArchive, RoundEvidence
+from pytest_agentbench.trajectory.summary import atif_text, summarise
+from pytest_agentbench.trial.artifacts import scrub, workspace_diff
 
 FEEDBACK_PREAMBLE = (
     "The check of your result failed. Continue working in the current workspace to complete "
@@ -59,6 +63,18 @@ def feedback_prompt(grade: Grade, result: RoundResult) -> str:
         "exit_code": result.exit_code,
     }
     return f"{FEEDBACK_PREAMBLE}\n\n{json.dumps(diagnostics, indent=2)}\n"
+
+
+def sandbox_paths(task: Task, sandbox: Sandbox) -> PathNormaliser:
+    """How the sandbox's paths are shown in kept artifacts: `<workspace>`, `<task>`, `~`."""
+    task_dir = task.source
+    if Path(task_dir).suffix in (".toml", ".json", ".yaml", ".yml", ".md"):
+        task_dir = str(Path(task_dir).parent)
+    return PathNormaliser(
+        workspace=[sandbox.inner_workspace, str(sandbox.workspace)],
+        task=[task_dir],
+        home=[sandbox.inner_home, str(sandbox.home)],
+    )
 
 
 def sum_tokens(usages: list[TokenUsage | None]) -> Tokens | None:
@@ -99,6 +115,8 @@ class TrialOutcome:
     final_diff: str = ""  # the last attempt's workspace against the input tree
     verifier_output: str = ""  # the last grade's verifier output (its tail), for the artifacts
     infrastructure: str | None = None  # the infrastructure failure's cause: not scored
+    raw_archive: bytes = b""  # raw.jsonl.gz: the rounds' raw evidence (trajectory.raw)
+    trajectory: str = ""  # trajectory.json: the ATIF export
 
 
 class AttemptEnd(NamedTuple):
@@ -125,10 +143,22 @@ class Trial:
     trial_id: str
     keep: KeepFn | None = None  # set by --agentbench-keep
     arm: Arm | None = None  # the arm the trial runs in, with --arms
+    secrets: list[tuple[str, str]] = field(default_factory=list)  # artifacts.secret_variables
+    # The current run's rounds' evidence, its archive, and how the current sandbox's paths
+    # are shown: set afresh by run() and each attempt.
+    _evidence: list[RoundEvidence] = field(init=False, default_factory=list)
+    _agent_s: float = field(init=False, default=0.0)  # measured, whatever the agent reports
+    _archive: RawArchive = field(init=False, default_factory=RawArchive)
+    _paths: PathNormaliser = field(init=False, default_factory=lambda: PathNormaliser([], [], []))
 
-    def run(self, first_sandbox: Sandbox | None) -> TrialOutcome:
+    def run(self, first_sandbox: Sandbox | None, started: float | None = None) -> TrialOutcome:
         """The trial, attempt 0 in first_sandbox (a fresh one when None: the given one could
-        not start, or this is a retry after an infrastructure failure)."""
+        not start, or this is a retry after an infrastructure failure); started is when its
+        set-up began (time.monotonic), for the time the harness took."""
+        started = time.monotonic() if started is None else started
+        self._evidence = []
+        self._agent_s = 0.0
+        self._archive = RawArchive(self.settings.raw_limit)
         rounds: list[RoundRecord] = []
         results: list[RoundResult] = []
         end = AttemptEnd(False, "", None, None)
@@ -147,7 +177,7 @@ class Trial:
             finally:
                 if sandbox is not None and sandbox is not given:
                     sandbox.close()
-            verifier_output = end.grade.verifier_output if end.grade else ""
+            verifier_output = self._paths.text(end.grade.verifier_output) if end.grade else ""
             if end.over_disk or sandbox is None:
                 final_diff = end.failure_text
             else:
@@ -167,6 +197,7 @@ class Trial:
         failed = results[-1].failed_call if results else None
         if failed and not end.exact and not end.infra and not final_diff:
             observation["failed_call"] = failed
+        archive, trajectory = self._trajectory(observation, results, final_diff, started)
         return TrialOutcome(
             observation,
             end.failure_text,
@@ -175,7 +206,40 @@ class Trial:
             final_diff,
             verifier_output,
             end.infra,
+            archive,
+            trajectory,
         )
+
+    def _trajectory(
+        self,
+        observation: Observation,
+        results: list[RoundResult],
+        final_diff: str,
+        started: float,
+    ) -> tuple[bytes, str]:
+        """The raw archive's and trajectory.json's contents; the Observation gets the
+        trajectory's figures and checks."""
+        last = results[-1] if results else None
+        facts: dict[str, Any] = {
+            "agent": self.agent.name,
+            "agent_version": self.agent.info().get("cli_version"),
+            "model": (last.model_reported if last else None) or self.settings.model,
+            "session_id": last.session_id if last else None,
+            "agent_s": observation["wall_s"],
+            "harness_s": round(max(time.monotonic() - started - self._agent_s, 0.0), 6),
+            "test_command": getattr(self.task, "test_command", None),
+            "protected": list(getattr(self.task, "protected", ())),
+            "prompt": self.task.prompt if self.arm is None else arm_prompt(self.arm, self.task),
+            "diff_empty": not final_diff,
+            "verdict": observation["verdict"],
+            "final_message": observation["final_message"],
+        }
+        evidence = Evidence(self._evidence, self._archive.cut, facts)
+        trajectory, block = summarise(self.agent.name, evidence)
+        observation["trajectory"] = block
+        trial = {"task": self.task.id, "repeat": self.repeat, "arm": observation.get("arm")}
+        archive = self._archive.close(facts) if self.settings.raw_limit else b""
+        return archive, atif_text(trajectory, trial)
 
     def infrastructure_outcome(self, error: InfrastructureError) -> TrialOutcome:
         """The outcome of a trial whose sandbox could not start."""
@@ -195,6 +259,7 @@ class Trial:
         ctx = TrialContext(
             self.task, self.repeat, attempt, sandbox, self.settings.seed, self.settings, self.arm
         )
+        self._paths = sandbox_paths(self.task, sandbox)
         session = self.agent.start(ctx)
         timeout = self.settings.timeout_for(self.task.timeout)
         prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
@@ -202,7 +267,10 @@ class Trial:
         grade: Grade | None = None
         try:
             for round_index in range(self.settings.oracle_recoveries + 1):
+                began = time.monotonic()
                 result = session.run_round(prompt, round_index, timeout)
+                self._agent_s += time.monotonic() - began
+                self._keep_evidence(attempt, round_index, prompt, result)
                 results.append(result)
                 if result.provider_stop:
                     stop = result.provider_stop
@@ -224,6 +292,23 @@ class Trial:
         finally:
             session.close()
         return AttemptEnd(False, failure_text, None, grade)
+
+    def _keep_evidence(
+        self, attempt: int, round_index: int, prompt: str, result: RoundResult
+    ) -> None:
+        """The round's raw streams into the evidence, scrubbed and with paths normalised as in
+        every kept artifact; the result keeps its tails, normalised too."""
+        def norm(text: str) -> str:
+            return self._paths.text(scrub(text, secrets=self.secrets))
+
+        streams = {name: norm(text) for name, text in result.raw.items()}
+        kept = RoundEvidence(attempt, round_index, norm(prompt), streams)
+        self._evidence.append(kept)
+        self._archive.add(kept)
+        result.raw = {}
+        result.stdout_tail, result.stderr_tail = norm(result.stdout_tail), norm(result.stderr_tail)
+        if result.final_message is not None:
+            result.final_message = norm(result.final_message)
 
     def _over_disk(self, sandbox: Sandbox) -> str:
         """Why the round may not be graded: the workspace and private home together take more

@@ -1,0 +1,91 @@
+"""The trajectory lines of the terminal summary: what the agent did (requests, tool calls by
+kind, its own test runs), where the time went, what a solved task cost, and the transcript
+checks; from the report's `trajectories` block (scoring/trajectories.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_agentbench.fs.wording import plural
+from pytest_agentbench.trajectory.model import KINDS
+
+CHECK_NAMES = {
+    "claimed_done_without_change": "claimed done without a change",
+    "protected_writes": "wrote a protected path",
+    "outside_workspace": "reached outside the workspace",
+    "forbidden_git": "ran git where the prompt forbids it",
+}
+
+
+def _per_trial(figure: Mapping[str, Any]) -> str:
+    value = figure.get("per_trial")
+    return "unknown" if value is None else f"{value:.1f}"
+
+
+def _amount(value: float | None, digits: int = 0, prefix: str = "") -> str:
+    return "unknown" if value is None else f"{prefix}{value:,.{digits}f}"
+
+
+def activity_line(block: Mapping[str, Any]) -> str:
+    calls = block["tool_calls"]
+    kinds = ", ".join(f"{kind} {_per_trial(calls[kind])}" for kind in KINDS if calls[kind]["total"])
+    origins = ", ".join(f"{name} {count}" for name, count in block["origins"].items())
+    requests = block["requests"]
+    known = "" if requests["trials"] == block["trials"] else f" (known for {requests['trials']})"
+    return (
+        f"trajectories ({plural(block['trials'], 'trial')}: {origins}): "
+        f"requests {_per_trial(requests)}/trial{known} · tool calls "
+        f"{_per_trial(calls['total'])}/trial ({kinds or 'none'}) · verification runs "
+        f"{_per_trial(block['verification_runs'])}/trial · files read "
+        f"{_per_trial(block['files_read'])}, written {_per_trial(block['files_written'])}"
+    )
+
+
+def time_line(block: Mapping[str, Any]) -> str:
+    time = block["time"]
+    shares = time["shares"]
+    parts = []
+    for key, name in (("model_s", "model"), ("tools_s", "tools"), ("harness_s", "harness")):
+        total = time[key]["total"]
+        share = f"{shares[key]:.0%} " if shares else ""
+        parts.append(f"{name} {share}({_amount(total, 1)} s)")
+    counted = f"{time['share_trials']} of {plural(block['trials'], 'trial')}"
+    if not shares:
+        return f"time: {' · '.join(parts)}; model time is known only where metered or simulated"
+    return f"time: {' · '.join(parts)} [{counted}]"
+
+
+def solved_line(block: Mapping[str, Any]) -> str:
+    solved = block["per_solved"]
+    return (
+        f"per solved task ({solved['solved']} solved of {plural(solved['trials'], 'trial')}): "
+        f"{_amount(solved['tokens'])} tokens · {_amount(solved['cost_usd'], 4, '$')} · "
+        f"{_amount(solved['requests'], 1)} requests · {_amount(solved['rounds'], 1)} rounds · "
+        f"{_amount(solved['tool_calls'], 1)} tool calls"
+    )
+
+
+def checks_line(checks: Mapping[str, Mapping[str, int]]) -> str:
+    shown = [
+        f"{CHECK_NAMES[name]} {entry['flagged']}/{entry['trials']}"
+        for name, entry in checks.items()
+        if entry["trials"]
+    ]
+    return "transcript checks: " + " · ".join(shown)
+
+
+def trajectory_lines(block: Mapping[str, Any] | None) -> list[str]:
+    if not block:
+        return []
+    lines = [
+        activity_line(block),
+        time_line(block),
+        solved_line(block),
+        checks_line(block["checks"]),
+    ]
+    if block["cut"]:
+        lines.append(
+            f"  raw evidence cut at --agentbench-raw-limit in {plural(block['cut'], 'trial')}"
+        )
+    return lines

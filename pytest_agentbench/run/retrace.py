@@ -1,0 +1,72 @@
+"""Rebuild a finished run's trajectories and their figures from the raw evidence it kept, with
+today's parsers: a parser fixed after the run corrects it without paying for the trials again.
+
+Each trial directory's raw.jsonl.gz is read and its trajectory.json rewritten; the latest
+record of each trial in observations.jsonl gets the rebuilt figures, the file replaced
+atomically. A trial without raw evidence (--agentbench-raw-limit 0, an older run) keeps what
+it had.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_agentbench.run.store import (
+    OBSERVATIONS_FILE,
+    cell_key,
+    read_observations,
+    read_run_file,
+    write_atomic,
+)
+from pytest_agentbench.tasks.observation import Observation
+from pytest_agentbench.trajectory.raw import ARCHIVE, read_archive
+from pytest_agentbench.trajectory.summary import TRAJECTORY_FILE, atif_text, summarise
+from pytest_agentbench.trial.artifacts import TRIALS_DIR, trial_dir_name
+
+
+@dataclass
+class Retraced:
+    """What a retrace did: trials rebuilt, and those left as they were for want of evidence."""
+
+    rebuilt: list[str] = field(default_factory=list)
+    without_evidence: list[str] = field(default_factory=list)
+
+
+def trial_directory(run_dir: Path, observation: Observation) -> Path:
+    return run_dir / TRIALS_DIR / trial_dir_name(*cell_key(observation))
+
+
+def retrace(run_dir: Path) -> Retraced:
+    """Rebuild every trial of the run directory that kept raw evidence (see the module)."""
+    run = read_run_file(run_dir)
+    agent = str((run.get("settings") or {}).get("agent") or "")
+    observations, _notice = read_observations(run_dir / OBSERVATIONS_FILE)
+    latest = {cell_key(o): index for index, o in enumerate(observations)}
+    done = Retraced()
+    for index in sorted(latest.values()):
+        observation = observations[index]
+        if observation.get("reused") or not observation["rounds"]:
+            continue  # recorded in another run's directory, or no agent round ran
+        directory = trial_directory(run_dir, observation)
+        name = directory.name
+        try:
+            data = (directory / ARCHIVE).read_bytes()
+        except OSError:
+            done.without_evidence.append(name)
+            continue
+        trajectory, block = summarise(agent, read_archive(data))
+        observation["trajectory"] = block
+        trial = {
+            "task": observation["task"],
+            "repeat": observation["repeat"],
+            "arm": observation.get("arm"),
+        }
+        write_atomic(directory / TRAJECTORY_FILE, atif_text(trajectory, trial))
+        done.rebuilt.append(name)
+    lines = "".join(
+        json.dumps(o, ensure_ascii=False, separators=(",", ":")) + "\n" for o in observations
+    )
+    write_atomic(run_dir / OBSERVATIONS_FILE, lines)
+    return done
