@@ -10,13 +10,18 @@ from typing import Any
 
 from pytest_agentbench.commands import write_output
 
-HELP = "render a run directory or JSON report: terminal table (default), html, md, json or csv"
-FORMATS = ("text", "html", "md", "json", "csv")
+HELP = (
+    "render a run directory or JSON report: terminal table (default), html, md, json or csv; "
+    "or a run directory's trajectories as ATIF files (--format atif -o DIR)"
+)
+FORMATS = ("text", "html", "md", "json", "csv")  # one document each; atif writes a directory
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("report", type=Path, help="a run directory, JSON report or merged report")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument(
+        "--format", choices=(*FORMATS, "atif"), default="text", help="output format"
+    )
     parser.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
 
 
@@ -60,7 +65,23 @@ def render(document: dict[str, Any], form: str, source: Path) -> str:
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
+def export_trajectories(args: argparse.Namespace) -> int:
+    """--format atif: one ATIF-v1.4 file per trial of a run directory, into -o DIR."""
+    from pytest_agentbench.run.trajectories import export_atif
+
+    if args.output is None or not args.report.is_dir():
+        raise ValueError(
+            f"{args.report}: --format atif writes one file per trial: give a run directory "
+            "and -o DIR (the directory to write them to)"
+        )
+    written = export_atif(args.report, args.output)
+    print(f"wrote {written} ATIF trajectories to {args.output}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.format == "atif":
+        return export_trajectories(args)
     document = load_document(args.report)
     try:
         text = render(document, args.format, args.report)

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_agentbench.run.retrace import retrace
+    from pytest_agentbench.run.trajectories import retrace
 
     done = retrace(args.run_dir)
     line = f"retraced {plural(len(done.rebuilt), 'trial')} in {args.run_dir}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_agentbench.fs.wording import plural, points
+from pytest_agentbench.report.trajectories import paired_trajectory_line
 
 ARM_HEADERS = ["arm", "trials", "first", "final", "quality", "coverage", "tokens", "cost", "wall s"]
 PAIRED_HEADERS = [
@@ -140,6 +141,9 @@ def paired_lines(block: dict[str, Any]) -> list[str]:
             f"cost {_ratio(pair['cost_usd_ratio']['point'])}  "
             f"time {_ratio(pair['wall_s_ratio']['point'])}"
         )
+        differences = pair.get("trajectories") or {}
+        if any(d["tasks"] for d in differences.values()):
+            lines.append(f"{'':<{width}} " + paired_trajectory_line(differences, "per task"))
     return lines
 
 

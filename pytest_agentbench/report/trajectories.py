@@ -75,6 +75,17 @@ def checks_line(checks: Mapping[str, Mapping[str, int]]) -> str:
     return "transcript checks: " + " · ".join(shown)
 
 
+def paired_trajectory_line(differences: dict[str, Any], label: str) -> str:
+    """Per task, the mean difference in requests, tool calls and rounds, and on how many tasks."""
+    parts = []
+    for key in ("requests", "tool_calls", "rounds"):
+        entry = differences[key]
+        value = entry["mean_difference"]
+        shown = "unknown" if value is None else f"{value:+.2f}"
+        parts.append(f"{key.replace('_', ' ')} {shown} ({plural(entry['tasks'], 'task')})")
+    return f"{label}, per task: " + " · ".join(parts)
+
+
 def trajectory_lines(block: Mapping[str, Any] | None) -> list[str]:
     if not block:
         return []

@@ -151,6 +151,7 @@ def arms_block(
                     for metric in RATIO_METRICS
                 },
                 "excluded": comparison.excluded,
+                "trajectories": comparison.trajectories,
             }
         )
         if config.name in anchors:

@@ -29,6 +29,7 @@ from pytest_agentbench.scoring.stats import (
     mean_interval,
     sign_test,
 )
+from pytest_agentbench.scoring.trajectories import paired_differences
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.keys import unknown_keys
 from pytest_agentbench.tasks.observation import Observation, Outcome, trial_tokens
@@ -103,6 +104,8 @@ class Comparison:
     passes: dict[str, dict[str, int]] = field(default_factory=dict)
     classes: list[dict[str, Any]] = field(default_factory=list)
     no_solution: list[str] = field(default_factory=list)
+    # Paired per-task differences of requests, tool calls and rounds (scoring.trajectories).
+    trajectories: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The paired tasks' two sides (not in the JSON): what per-trial pairings are made of.
     pairs: list[tuple[TaskSide, TaskSide]] = field(default_factory=list, repr=False)
 
@@ -122,6 +125,7 @@ class Comparison:
             "classes": self.classes,
             "excluded": self.excluded,
             "no_solution": self.no_solution,
+            "trajectories": self.trajectories,
         }
 
 
@@ -367,6 +371,11 @@ def compare(
         result.suite[metric]["mcnemar"] = None
     result.passes = {o: pass_counts(base_sides, cand_sides, o) for o in OUTCOMES}
     result.classes = class_rows(result.tasks)
+    paired = {row["id"] for row in result.tasks}
+    result.trajectories = paired_differences(
+        [o for o in base.observations if o["task"] in paired],
+        [o for o in candidate.observations if o["task"] in paired],
+    )
     return result
 
 

@@ -64,7 +64,7 @@ def stdout_steps(text: str, notes: list[str]) -> list[Step]:
 
 def round_steps(agent: str, evidence: RoundEvidence) -> tuple[list[Step], Origin, list[str]]:
     """The agent's steps of one round, where they came from, and what did not reconcile."""
-    streams, notes = evidence.streams, []
+    streams, notes = evidence.streams, list[str]()
     if "simulated" in streams:
         return [Step.from_json(r) for r in json_lines(streams["simulated"])], "simulated", notes
     if "file" in streams:

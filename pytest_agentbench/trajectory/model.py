@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 Kind = Literal["shell", "read", "edit", "search", "other"]
 KINDS: tuple[Kind, ...] = ("shell", "read", "edit", "search", "other")
@@ -64,7 +64,7 @@ class ToolCall:
         return cls(
             call_id=str(data.get("call_id") or ""),
             name=str(data.get("name") or ""),
-            kind=data.get("kind") if data.get("kind") in KINDS else "other",
+            kind=cast(Kind, data["kind"]) if data.get("kind") in KINDS else "other",
             arguments=dict(data.get("arguments") or {}),
             result=data.get("result"),
             exit_code=data.get("exit_code"),

@@ -1,10 +1,11 @@
-"""Rebuild a finished run's trajectories and their figures from the raw evidence it kept, with
-today's parsers: a parser fixed after the run corrects it without paying for the trials again.
+"""A run directory's trajectories: rebuilt from the raw evidence its trials kept (retrace), and
+exported one ATIF file per trial (export_atif).
 
-Each trial directory's raw.jsonl.gz is read and its trajectory.json rewritten; the latest
-record of each trial in observations.jsonl gets the rebuilt figures, the file replaced
-atomically. A trial without raw evidence (--agentbench-raw-limit 0, an older run) keeps what
-it had.
+Retrace uses today's parsers: a parser fixed after the run corrects it without paying for the
+trials again. Each trial directory's raw.jsonl.gz is read and its trajectory.json rewritten;
+the latest record of each trial in observations.jsonl gets the rebuilt figures, the file
+replaced atomically. A trial without raw evidence (--agentbench-raw-limit 0, an older run)
+keeps what it had.
 """
 
 from __future__ import annotations
@@ -70,3 +71,18 @@ def retrace(run_dir: Path) -> Retraced:
     )
     write_atomic(run_dir / OBSERVATIONS_FILE, lines)
     return done
+
+
+def export_atif(run_dir: Path, out_dir: Path) -> int:
+    """Copy each trial's trajectory.json to OUT_DIR/<trial>.json (attempts retried after an
+    infrastructure failure as <trial>.attempt-N.json); the number of files written."""
+    read_run_file(run_dir)  # a run directory, or the error saying it is not one
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for source in sorted((run_dir / TRIALS_DIR).glob(f"*/{TRAJECTORY_FILE}")) + sorted(
+        (run_dir / TRIALS_DIR).glob(f"*/attempt-*/{TRAJECTORY_FILE}")
+    ):
+        parts = source.relative_to(run_dir / TRIALS_DIR).parts[:-1]
+        (out_dir / (".".join(parts) + ".json")).write_bytes(source.read_bytes())
+        written += 1
+    return written
