@@ -88,6 +88,16 @@ def simple_tasks(root: Path, count: int) -> Path:
     return root
 
 
+def without_measured_times(report: dict[str, Any]) -> dict[str, Any]:
+    """A JSON report less the harness's own time, which the machine measures (the mock's
+    other figures are drawn): what two runs of the same trials share."""
+    for observation in report.get("observations") or []:
+        (observation.get("trajectory") or {}).pop("harness_s", None)
+    if report.get("trajectories"):
+        report["trajectories"].pop("time")
+    return report
+
+
 def one_error_line(result: pytest.RunResult, pattern: str) -> None:
     """Exit code 4, no test ran, and the whole of stderr is one line matching pattern."""
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from tiny_tasks import make_tasks
 
+from conftest import without_measured_times
+
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples"
 SCRIPT = Path(sys.executable).parent / "agentbench"
 MOCK = ["-p", "no:randomly", "-p", "no:cacheprovider", "--agent=mock", "--sandbox=tmp"]
@@ -57,7 +59,7 @@ def comparable(path: Path) -> dict[str, Any]:
     for observation in report["observations"]:
         observation.pop("trial_id", None)
     report["observations"].sort(key=lambda o: (o.get("arm"), o["task"], o["repeat"]))
-    return report
+    return without_measured_times(report)
 
 
 @DISTS

@@ -161,6 +161,16 @@ HAND: dict[str, Any] = {
     # s1 final 2/3, s2 final 0/1: tasks weighted equally.
     "solvable_final_exact": (2 / 3 + 0) / 2,
     "solvable_trials": 4,
+    # These trials carry no trajectory figures: every check judged none of them.
+    "transcript_checks": {
+        name: {"flagged": 0, "trials": 0}
+        for name in (
+            "claimed_done_without_change",
+            "protected_writes",
+            "outside_workspace",
+            "forbidden_git",
+        )
+    },
 }  # fmt: skip
 
 

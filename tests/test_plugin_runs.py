@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import simple_tasks, write_task
+from conftest import simple_tasks, without_measured_times, write_task
 
 DISTS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
@@ -26,12 +26,7 @@ RUN_FACTS = ("rounds", "trial_id")  # timings, and ids that name the run that ma
 def strip_run_facts(observations: list[dict]) -> list[dict]:
     """The observations without timings measured on the machine (the mock's are drawn)."""
     stripped = [{k: v for k, v in o.items() if k not in RUN_FACTS} for o in observations]
-    for observation in stripped:
-        if "trajectory" in observation:
-            observation["trajectory"] = {
-                k: v for k, v in observation["trajectory"].items() if k != "harness_s"
-            }
-    return stripped
+    return without_measured_times({"observations": stripped})["observations"]
 
 
 @DISTS

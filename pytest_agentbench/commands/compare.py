@@ -15,7 +15,7 @@ from typing import Any
 from pytest_agentbench.commands import write_output
 from pytest_agentbench.fs.wording import plural, points
 from pytest_agentbench.report.table import format_table
-from pytest_agentbench.report.trajectories import paired_trajectory_line
+from pytest_agentbench.report.trajectories import paired_trajectory_text
 
 HELP = (
     "compare two runs task by task (paired) and check gates: exit 0 pass, 1 a gate failed, "
@@ -150,8 +150,8 @@ def render(comparison: Any) -> list[str]:
             f"{c['candidate_unknown']} as candidate failures)"
         )
     lines.append(f"bootstrap seed {comparison.seed}")
-    if any(d["tasks"] for d in comparison.trajectories.values()):
-        lines.append(paired_trajectory_line(comparison.trajectories, "candidate - base"))
+    if paired_trajectory_text(comparison.trajectories):
+        lines.append("candidate - base, " + paired_trajectory_text(comparison.trajectories))
     if len(comparison.classes) > 1:
         lines += ["", *class_table(comparison.classes)]
     if comparison.no_solution:

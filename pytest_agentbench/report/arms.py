@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_agentbench.fs.wording import plural, points
-from pytest_agentbench.report.trajectories import paired_trajectory_line
+from pytest_agentbench.report.trajectories import paired_trajectory_text
 
 ARM_HEADERS = ["arm", "trials", "first", "final", "quality", "coverage", "tokens", "cost", "wall s"]
 PAIRED_HEADERS = [
@@ -139,11 +139,9 @@ def paired_lines(block: dict[str, Any]) -> list[str]:
         lines.append(
             f"{'':<{width}} tokens {_ratio(pair['tokens_ratio']['point'])}  "
             f"cost {_ratio(pair['cost_usd_ratio']['point'])}  "
-            f"time {_ratio(pair['wall_s_ratio']['point'])}"
+            f"time {_ratio(pair['wall_s_ratio']['point'])}  "
+            + paired_trajectory_text(pair.get("trajectories") or {})
         )
-        differences = pair.get("trajectories") or {}
-        if any(d["tasks"] for d in differences.values()):
-            lines.append(f"{'':<{width}} " + paired_trajectory_line(differences, "per task"))
     return lines
 
 

@@ -255,7 +255,9 @@ def render(
         Section(head=class_lines(report, where)),
     ]
     if report.get("trajectories"):
-        sections.append(Section(head=["", *trajectory_lines(report["trajectories"])]))
+        head, rows = trajectory_lines(report["trajectories"])
+        more = f"... the rest of the trajectory figures: {where}"
+        sections.append(Section(head=["", *head], rows=rows, more=lambda hidden, shown: [more]))
     if report.get("metering"):
         from pytest_agentbench.report.metering import metering_lines
 

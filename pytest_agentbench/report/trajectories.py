@@ -28,16 +28,16 @@ def _amount(value: float | None, digits: int = 0, prefix: str = "") -> str:
 
 
 def activity_line(block: Mapping[str, Any]) -> str:
+    """Per trial: requests, tool calls by kind, test runs, files; from which sources."""
     calls = block["tool_calls"]
     kinds = ", ".join(f"{kind} {_per_trial(calls[kind])}" for kind in KINDS if calls[kind]["total"])
-    origins = ", ".join(f"{name} {count}" for name, count in block["origins"].items())
+    origins = ", ".join(f"{count} {name}" for name, count in block["origins"].items())
     requests = block["requests"]
-    known = "" if requests["trials"] == block["trials"] else f" (known for {requests['trials']})"
+    known = "" if requests["trials"] == block["trials"] else f" (of {requests['trials']})"
     return (
-        f"trajectories ({plural(block['trials'], 'trial')}: {origins}): "
-        f"requests {_per_trial(requests)}/trial{known} · tool calls "
-        f"{_per_trial(calls['total'])}/trial ({kinds or 'none'}) · verification runs "
-        f"{_per_trial(block['verification_runs'])}/trial · files read "
+        f"trajectories ({origins}), a trial: {_per_trial(requests)} requests{known}, "
+        f"{_per_trial(calls['total'])} tool calls ({kinds or 'none'}), "
+        f"{_per_trial(block['verification_runs'])} test runs, files read "
         f"{_per_trial(block['files_read'])}, written {_per_trial(block['files_written'])}"
     )
 
@@ -75,28 +75,28 @@ def checks_line(checks: Mapping[str, Mapping[str, int]]) -> str:
     return "transcript checks: " + " · ".join(shown)
 
 
-def paired_trajectory_line(differences: dict[str, Any], label: str) -> str:
-    """Per task, the mean difference in requests, tool calls and rounds, and on how many tasks."""
+def paired_trajectory_text(differences: Mapping[str, Any]) -> str:
+    """The paired per-task mean differences in requests, tool calls and rounds, with the
+    tasks each rests on; empty when no task was traced on both sides."""
+    if not any(entry["tasks"] for entry in differences.values()):
+        return ""
     parts = []
     for key in ("requests", "tool_calls", "rounds"):
         entry = differences[key]
         value = entry["mean_difference"]
         shown = "unknown" if value is None else f"{value:+.2f}"
-        parts.append(f"{key.replace('_', ' ')} {shown} ({plural(entry['tasks'], 'task')})")
-    return f"{label}, per task: " + " · ".join(parts)
+        parts.append(f"{key.replace('_', ' ')} {shown} ({entry['tasks']})")
+    return "per task: " + ", ".join(parts)
 
 
-def trajectory_lines(block: Mapping[str, Any] | None) -> list[str]:
+def trajectory_lines(block: Mapping[str, Any] | None) -> tuple[list[str], list[str]]:
+    """(head, rows): what the agents did and where the time went always show; what a solved
+    task cost, the checks and the cut follow as the screen allows."""
     if not block:
-        return []
-    lines = [
-        activity_line(block),
-        time_line(block),
-        solved_line(block),
-        checks_line(block["checks"]),
-    ]
+        return [], []
+    rows = [solved_line(block), checks_line(block["checks"])]
     if block["cut"]:
-        lines.append(
+        rows.append(
             f"  raw evidence cut at --agentbench-raw-limit in {plural(block['cut'], 'trial')}"
         )
-    return lines
+    return [activity_line(block), time_line(block)], rows

@@ -41,12 +41,12 @@ def _normal(command: str) -> str:
 def request_count(trajectory: Trajectory) -> int | None:
     """Model requests: one per agent step that stands for a request (the wire's, or a CLI
     that reports each request's tokens); None when the source does not mark them (codex's
-    events group a turn's requests)."""
+    events group a turn's requests; stdout lines are no requests)."""
+    if trajectory.origin in ("stdout", "none"):
+        return None  # lines of output are not model requests
     steps = trajectory.agent_steps
     marked = [s for s in steps if s.request is not None or s.tokens is not None]
-    if len(marked) < len(steps) or (not steps and trajectory.origin == "none"):
-        return None
-    return len(marked)
+    return len(marked) if len(marked) == len(steps) else None
 
 
 def trajectory_figures(
