@@ -21,6 +21,7 @@ from pytest_agentbench.report.breakdowns import (
     integrity_rows,
 )
 from pytest_agentbench.report.evidence import evidence_lines
+from pytest_agentbench.report.trajectories import TRAJECTORY_HEADERS, trajectory_rows
 from pytest_agentbench.scoring.configurations import configurations_of
 from pytest_agentbench.scoring.document import simulated_figures
 from pytest_agentbench.tasks.observation import Observation, trial_tokens
@@ -480,6 +481,13 @@ def _breakdowns(reports: list[dict[str, Any]]) -> list[str]:
         notes = "".join(f"<li>{escape(note)}</li>" for note in integrity_notes(named))
         parts += ["<h2>Integrity</h2>", f'<ul id="integrity-notes">{notes}</ul>']
         parts.append(_text_table("integrity", INTEGRITY_HEADERS, integrity_rows(named)))
+    if any(r.get("trajectories") for r in reports):
+        parts += [
+            "<h2>Trajectories</h2>",
+            '<p class="muted">What the agents did, per scored trial; time in seconds over all '
+            "trials; costs per solved task (docs/trajectories.md).</p>",
+            _text_table("trajectories", TRAJECTORY_HEADERS, trajectory_rows(named)),
+        ]
     return parts
 
 

@@ -16,6 +16,7 @@ from pytest_agentbench.report.breakdowns import (
 from pytest_agentbench.report.evidence import evidence_lines
 from pytest_agentbench.report.html import family_rates, interval_text
 from pytest_agentbench.report.terminal import ROLLUP_HEADERS, rollup_figures
+from pytest_agentbench.report.trajectories import TRAJECTORY_HEADERS, trajectory_rows
 from pytest_agentbench.scoring.configurations import configurations_of
 
 UNKNOWN = "unknown"
@@ -149,6 +150,9 @@ def render_markdown(document: dict[str, Any]) -> str:
         lines += ["", "## Integrity (no-solution tasks)", ""]
         lines += [f"- {note}" for note in integrity_notes(named)] + [""]
         lines += _table(INTEGRITY_HEADERS, integrity_rows(named))
+    if any(r.get("trajectories") for r in reports):
+        lines += ["", "## Trajectories (per trial; time in total seconds; costs per solved task)"]
+        lines += ["", *_table(TRAJECTORY_HEADERS, trajectory_rows(named))]
     lines += ["", "## Tasks (first exact per repeat: P pass, F fail, - not scored)", ""]
     outcomes = [{t["id"]: t["outcomes"] or UNKNOWN for t in r["tasks"]} for r in reports]
     task_ids = sorted({t for o in outcomes for t in o})

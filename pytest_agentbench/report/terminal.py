@@ -256,8 +256,8 @@ def render(
     ]
     if report.get("trajectories"):
         head, rows = trajectory_lines(report["trajectories"])
-        more = f"... the rest of the trajectory figures: {where}"
-        sections.append(Section(head=["", *head], rows=rows, more=lambda hidden, shown: [more]))
+        # Cut rows need no line of their own: the task table's already says where all is.
+        sections.append(Section(head=["", *head], rows=rows, more=lambda hidden, shown: []))
     if report.get("metering"):
         from pytest_agentbench.report.metering import metering_lines
 

@@ -4,7 +4,7 @@ checks; from the report's `trajectories` block (scoring/trajectories.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_agentbench.fs.wording import plural
@@ -100,3 +100,52 @@ def trajectory_lines(block: Mapping[str, Any] | None) -> tuple[list[str], list[s
             f"  raw evidence cut at --agentbench-raw-limit in {plural(block['cut'], 'trial')}"
         )
     return [activity_line(block), time_line(block)], rows
+
+
+TRAJECTORY_HEADERS = [
+    "configuration",
+    "trials",
+    "origins",
+    "requests",
+    "tool calls",
+    *KINDS,
+    "test runs",
+    "files read",
+    "written",
+    "model s",
+    "tools s",
+    "harness s",
+    "tokens / solved",
+    "USD / solved",
+    "claimed done, no change",
+]
+"""The per-configuration table of the HTML and Markdown reports: figures per trial, time in
+totals, costs per solved task."""
+
+
+def trajectory_rows(named: Sequence[tuple[str, Mapping[str, Any]]]) -> list[list[str]]:
+    rows = []
+    for name, report in named:
+        block = report.get("trajectories")
+        if not block:
+            continue
+        calls, time, solved = block["tool_calls"], block["time"], block["per_solved"]
+        claimed = block["checks"]["claimed_done_without_change"]
+        rows.append(
+            [
+                name,
+                str(block["trials"]),
+                ", ".join(f"{count} {origin}" for origin, count in block["origins"].items()),
+                _per_trial(block["requests"]),
+                _per_trial(calls["total"]),
+                *(_per_trial(calls[kind]) for kind in KINDS),
+                _per_trial(block["verification_runs"]),
+                _per_trial(block["files_read"]),
+                _per_trial(block["files_written"]),
+                *(_amount(time[key]["total"], 1) for key in ("model_s", "tools_s", "harness_s")),
+                _amount(solved["tokens"]),
+                _amount(solved["cost_usd"], 4),
+                f"{claimed['flagged']}/{claimed['trials']}",
+            ]
+        )
+    return rows
