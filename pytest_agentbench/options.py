@@ -129,6 +129,14 @@ def add_options(parser: pytest.Parser) -> None:
         "the meter saw, stdout), e.g. 16M (the default) or 0 to keep none; the trajectory is "
         "built either way",
     )
+    _add(
+        parser,
+        group,
+        "--agentbench-trajectories",
+        "trajectories",
+        "on (the default): keep each trial's trajectory, its figures and checks and its raw "
+        "evidence; off: none of them",
+    )
     _add_sandbox_options(parser, group)
     _add_run_options(parser, group)
     _add_prices_options(parser, group)
@@ -372,6 +380,7 @@ SAVED_AS_IS = frozenset(
         *("oracle_recoveries", "retry_failures", "json_path", "seed", "sandbox", "docker_image"),
         *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
         *("max_consecutive_failures", "meter", "faults", "meter_log", "label", "raw_limit"),
+        *("trajectories",),
     }
 )
 """Options whose values run.json's settings keep under the option's own name."""
@@ -561,6 +570,9 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         meter_log=meter_log,
         label=_value(config, "label", None) or None,
         raw_limit=parse_raw_limit(_value(config, "raw_limit", None)),
+        trajectories=parse_switch(
+            "--agentbench-trajectories", _value(config, "trajectories", "on")
+        ),
         retry_infra=parse_int("--agentbench-retry-infra", _value(config, "retry_infra", 2), 0),
         max_consecutive_failures=parse_int(
             "--agentbench-max-consecutive-failures",
@@ -568,6 +580,14 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             1,
         ),
     )
+
+
+def parse_switch(flag: str, raw: object) -> bool:
+    """on or off; anything else is a usage error."""
+    value = str(raw).strip().lower()
+    if value not in ("on", "off"):
+        raise pytest.UsageError(f"{flag} {raw!r}: choose on or off")
+    return value == "on"
 
 
 def parse_raw_limit(raw: object) -> int:

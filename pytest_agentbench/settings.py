@@ -107,6 +107,7 @@ class Settings:
     meter_log: Path | None = None
     label: str | None = None  # the run's name in reports; runs of one label pool
     raw_limit: int = 16 << 20  # compressed bytes of raw evidence kept per trial (raw.jsonl.gz)
+    trajectories: bool = True  # off: no trajectory, figures, checks or raw evidence at all
 
     def run_label(self) -> str:
         """The run's name: --agentbench-label, else agent, model, reasoning and the adapter

@@ -21,7 +21,6 @@ PARSERS: dict[str, EventParser] = {
     "claude": claude.steps,
     "opencode": opencode.steps,
 }
-STDOUT_STEPS = 2000  # stdout lines shown as steps; the rest is said in a note
 # The more a trajectory's source knows, the earlier it stands: a trial's origin is its best
 # round's.
 RANK: tuple[Origin, ...] = ("events+wire", "wire", "events", "file", "simulated", "stdout", "none")
@@ -30,7 +29,7 @@ RANK: tuple[Origin, ...] = ("events+wire", "wire", "events", "file", "simulated"
 def json_lines(text: str) -> list[dict[str, Any]]:
     """The JSON objects of a text, one a line; other lines (banners, junk) are skipped."""
     found = []
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines: JSON may hold U+2028 and kin
         line = line.strip()
         if not line.startswith("{"):
             continue
@@ -55,11 +54,10 @@ def file_steps(text: str) -> list[Step]:
     return atif.from_atif({"session_id": "", "agent": {}, **document}).steps
 
 
-def stdout_steps(text: str, notes: list[str]) -> list[Step]:
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) > STDOUT_STEPS:
-        notes.append(f"stdout: {len(lines)} lines, the first {STDOUT_STEPS} shown as steps")
-    return [Step("agent", bounded_text(line, MESSAGE_LIMIT) or "") for line in lines[:STDOUT_STEPS]]
+def stdout_steps(text: str) -> list[Step]:
+    """A command's round as one agent step: its stdout lines, as kept (the tail)."""
+    lines = "\n".join(line for line in text.splitlines() if line.strip())
+    return [Step("agent", bounded_text(lines, MESSAGE_LIMIT) or "")] if lines else []
 
 
 def round_steps(agent: str, evidence: RoundEvidence) -> tuple[list[Step], Origin, list[str]]:
@@ -82,7 +80,7 @@ def round_steps(agent: str, evidence: RoundEvidence) -> tuple[list[Step], Origin
     if events:
         return events, "events", notes
     if "stdout" in streams:
-        return stdout_steps(streams["stdout"], notes), "stdout", notes
+        return stdout_steps(streams["stdout"]), "stdout", notes
     return [], "none", notes
 
 

@@ -14,13 +14,13 @@ from pytest_agentbench.trajectory.model import KINDS, Trajectory
 
 # Test runners a shell call may start: the agent verifying its change (a verification run).
 TEST_RUNNERS = re.compile(
-    r"(?:^|[\s;&|(/])(?:"
+    r"(?:^|[\s;&|(/'\"])(?:"
     r"pytest|py\.test|python[\d.]*\s+-m\s+(?:pytest|unittest)|tox|nox|"
     r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|npx\s+(?:jest|vitest|mocha)|jest|vitest|mocha|"
     r"go\s+test|cargo\s+(?:test|nextest)|make\s+(?:test|check)|ctest|"
     r"mvn\s+(?:\S+\s+)*test|gradle\w*\s+test|\./gradlew\s+test|"
     r"dotnet\s+test|rspec|bundle\s+exec\s+rspec|phpunit|deno\s+test|mix\s+test|swift\s+test"
-    r")(?=$|[\s;&|)])"
+    r")(?=$|[\s;&|)'\"])"
 )
 
 

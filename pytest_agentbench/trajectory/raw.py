@@ -12,7 +12,7 @@ test command and protected paths), so a run directory can be retraced on its own
 from __future__ import annotations
 
 import gzip
-import io
+import zlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -53,7 +53,7 @@ def _round_lines(evidence: RoundEvidence) -> Iterator[bytes]:
     where = {"attempt": evidence.attempt, "round": evidence.round}
     yield _line({"kind": "round", **where, "prompt": evidence.prompt})
     for name, text in evidence.streams.items():
-        for start in range(0, len(text), CHUNK):
+        for start in range(0, max(len(text), 1), CHUNK):
             yield _line(
                 {"kind": "stream", **where, "stream": name, "data": text[start : start + CHUNK]}
             )
@@ -101,10 +101,10 @@ def read_archive(data: bytes) -> Evidence:
     """The rounds, cut and trial facts of an archive (a torn last member is left out)."""
     try:
         text = gzip.decompress(data).decode("utf-8", "replace")
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):
         text = _readable_prefix(data)
     evidence = Evidence([])
-    for raw in text.splitlines():
+    for raw in text.split("\n"):
         try:
             record = json.loads(raw)
         except ValueError:
@@ -127,11 +127,15 @@ def read_archive(data: bytes) -> Evidence:
 
 def _readable_prefix(data: bytes) -> str:
     """The whole members of a file whose last member is torn (a killed write)."""
-    out = []
-    with gzip.GzipFile(fileobj=io.BytesIO(data)) as decoder:
+    out, rest = [], data
+    while rest:
+        member = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
-            while chunk := decoder.read(CHUNK):
-                out.append(chunk)
-        except (OSError, EOFError):
-            pass
+            text = member.decompress(rest)
+        except zlib.error:
+            break
+        if not member.eof:
+            break
+        out.append(text)
+        rest = member.unused_data
     return b"".join(out).decode("utf-8", "replace")

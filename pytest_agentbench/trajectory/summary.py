@@ -46,5 +46,7 @@ def summarise(agent: str, evidence: Evidence) -> tuple[Trajectory, TrajectoryFig
 
 
 def atif_text(trajectory: Trajectory, trial: dict[str, Any]) -> str:
-    """trajectory.json's text: the ATIF export with the trial it belongs to."""
-    return json.dumps(to_atif(trajectory, trial=trial), ensure_ascii=False, indent=1) + "\n"
+    """trajectory.json's text: the ATIF export with the trial it belongs to, compact (json's
+    indented form is several times slower to write, on every trial)."""
+    document = to_atif(trajectory, trial=trial)
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"

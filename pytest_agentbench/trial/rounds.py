@@ -218,7 +218,9 @@ class Trial:
         started: float,
     ) -> tuple[bytes, str]:
         """The raw archive's and trajectory.json's contents; the Observation gets the
-        trajectory's figures and checks."""
+        trajectory's figures and checks (nothing with --agentbench-trajectories=off)."""
+        if not self.settings.trajectories:
+            return b"", ""
         last = results[-1] if results else None
         facts: dict[str, Any] = {
             "agent": self.agent.name,
@@ -298,13 +300,15 @@ class Trial:
     ) -> None:
         """The round's raw streams into the evidence, scrubbed and with paths normalised as in
         every kept artifact; the result keeps its tails, normalised too."""
+
         def norm(text: str) -> str:
             return self._paths.text(scrub(text, secrets=self.secrets))
 
-        streams = {name: norm(text) for name, text in result.raw.items()}
-        kept = RoundEvidence(attempt, round_index, norm(prompt), streams)
-        self._evidence.append(kept)
-        self._archive.add(kept)
+        if self.settings.trajectories:
+            streams = {name: norm(text) for name, text in result.raw.items()}
+            kept = RoundEvidence(attempt, round_index, norm(prompt), streams)
+            self._evidence.append(kept)
+            self._archive.add(kept)
         result.raw = {}
         result.stdout_tail, result.stderr_tail = norm(result.stdout_tail), norm(result.stderr_tail)
         if result.final_message is not None:
