@@ -222,6 +222,7 @@ class RequestRecord:
     served: str  # "calls", "message", "side", "fault:429", "drop", "hang", "end-of-script"
     usage: dict[str, int] | None  # None when no usage was reported (faults)
     body: Any = field(repr=False, default=None)
+    tools: list[str] = field(default_factory=list)  # the tool calls served, by name, in order
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -776,6 +777,7 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 served=step.served,
                 usage=step.reply.usage.to_dict() if step.reply else None,
                 body=body,
+                tools=[use.name for use in step.reply.tool_uses] if step.reply else [],
             )
             try:
                 self._serve(protocol, step)
