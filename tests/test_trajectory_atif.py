@@ -232,6 +232,7 @@ def test_a_foreign_file_reads_as_far_as_it_goes() -> None:
         }
     )
     assert shell.steps[0].message == "running"
+    assert shell.notes == []
     assert [(c.kind, c.command, c.arguments) for c in shell.tool_calls()] == [
         ("shell", "ls", {"command": "ls"})
     ]
@@ -314,3 +315,12 @@ def test_every_trajectory_exports_valid_atif_and_reads_back(
 
 def _tokens(step: Step) -> dict[str, int | None] | None:
     return dict(step.tokens) if step.tokens else None
+
+
+def test_a_result_of_no_tool_call_is_noted_as_left_out() -> None:
+    document = broken(("steps", 0, "observation"), {"results": [{"content": "reset"}]})
+    document["steps"][0]["source"] = "system"
+    assert errors(document) == []
+    back = from_atif(document)
+    assert back.notes[-1] == "observation results of no tool call left out (steps 1)"
+    assert len(from_atif(EXAMPLE).notes) == 1  # the example's own notes only

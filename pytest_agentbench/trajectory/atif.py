@@ -26,7 +26,7 @@ from pytest_agentbench.trajectory.model import (
 )
 
 SCHEMA_VERSION = "ATIF-v1.4"
-UNKNOWN_VERSION = "unknown"  # ATIF requires agent.version; a CLI that did not say gets this
+UNKNOWN = "unknown"  # ATIF requires agent.name and .version; one not known is this
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
 # Our token names -> ATIF's metrics fields (prompt_tokens counts cached input, as ours does)
 METRICS = {"input": "prompt_tokens", "output": "completion_tokens", "cached_input": "cached_tokens"}
@@ -42,7 +42,7 @@ def to_atif(trajectory: Trajectory, *, trial: Mapping[str, Any] | None = None) -
     in the root extra and names the session when the CLI gave none."""
     agent: dict[str, Any] = {
         "name": trajectory.agent,
-        "version": trajectory.agent_version or UNKNOWN_VERSION,
+        "version": trajectory.agent_version or UNKNOWN,
     }
     if trajectory.model:
         agent["model_name"] = trajectory.model
@@ -162,17 +162,28 @@ def from_atif(data: Mapping[str, Any]) -> Trajectory:
     version = agent.get("version")
     notes = data.get("notes")
     raw_steps = data.get("steps")
-    steps = [
-        _read_step(raw) for raw in (raw_steps if isinstance(raw_steps, list) else []) if _is(raw)
+    raws = [raw for raw in (raw_steps if isinstance(raw_steps, list) else []) if _is(raw)]
+    steps = [_read_step(raw) for raw in raws]
+    notes = notes.splitlines() if isinstance(notes, str) else []
+    unmatched = [
+        number
+        for number, (raw, step) in enumerate(zip(raws, steps, strict=True), start=1)
+        if _results(raw) and len(_results(raw)) > sum(c.result is not None for c in step.tool_calls)
     ]
+    if unmatched:  # a result of no tool call (a system step's, say) has no place in a Step
+        notes.append(
+            "observation results of no tool call left out (steps "
+            + ", ".join(map(str, unmatched))
+            + ")"
+        )
     return Trajectory(
-        agent=str(agent.get("name") or UNKNOWN_VERSION),
+        agent=str(agent.get("name") or UNKNOWN),
         origin=origin if origin in ORIGINS else "file",
         steps=steps,
-        agent_version=version if isinstance(version, str) and version != UNKNOWN_VERSION else None,
+        agent_version=version if isinstance(version, str) and version != UNKNOWN else None,
         model=_text(agent.get("model_name")),
         session_id=_text(data.get("session_id")) or None,
-        notes=notes.splitlines() if isinstance(notes, str) else [],
+        notes=notes,
     )
 
 
@@ -203,8 +214,8 @@ def _read_step(raw: Mapping[str, Any]) -> Step:
     metrics_extra = _mapping(metrics.get("extra"))
     results = {
         str(result.get("source_call_id")): _text(result.get("content"))
-        for result in _mapping(raw.get("observation")).get("results") or []
-        if _is(result) and result.get("source_call_id") is not None
+        for result in _results(raw)
+        if result.get("source_call_id") is not None
     }
     call_extras = {
         str(entry.get("tool_call_id")): entry
@@ -234,6 +245,11 @@ def _read_step(raw: Mapping[str, Any]) -> Step:
         attempt=_int(extra.get("attempt")) or 0,
         round=_int(extra.get("round")) or 0,
     )
+
+
+def _results(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    results = _mapping(raw.get("observation")).get("results")
+    return [result for result in results if _is(result)] if isinstance(results, list) else []
 
 
 def _message(value: Any) -> str:
