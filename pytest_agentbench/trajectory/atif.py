@@ -160,11 +160,11 @@ def from_atif(data: Mapping[str, Any]) -> Trajectory:
     extra = _mapping(data.get("extra"))
     origin = extra.get("origin")
     version = agent.get("version")
-    notes = data.get("notes")
+    raw_notes = data.get("notes")
     raw_steps = data.get("steps")
     raws = [raw for raw in (raw_steps if isinstance(raw_steps, list) else []) if _is(raw)]
     steps = [_read_step(raw) for raw in raws]
-    notes = notes.splitlines() if isinstance(notes, str) else []
+    notes = raw_notes.splitlines() if isinstance(raw_notes, str) else []
     unmatched = [
         number
         for number, (raw, step) in enumerate(zip(raws, steps, strict=True), start=1)
