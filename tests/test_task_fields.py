@@ -1,4 +1,5 @@
-"""Task fields of the directory format: class, no_solution, anchor seeds and cheats/."""
+"""Task fields of the directory format: class, no_solution, anchor seeds, cheats/, the task's
+own test command and its protected paths."""
 
 from __future__ import annotations
 
@@ -55,6 +56,13 @@ def test_defaults_leave_a_task_solvable(tmp_path: Path) -> None:
         ("no_solution = 'yes'\n", "field 'no_solution' must be true or false"),
         ("seed_correct = 3\n", "field 'seed_correct' must be a string, got 3"),
         ("seed_wrong = ['a']\n", "field 'seed_wrong' must be a string"),
+        ("test_command = ['pytest']\n", "field 'test_command' must be a command line"),
+        ("test_command = '  '\n", "field 'test_command' is empty; write the command"),
+        ("protected = 'tests/**'\n", "field 'protected' must be a list of glob patterns"),
+        ("protected = ['tests/**', 3]\n", "field 'protected' must be a list of glob patterns"),
+        ("protected = ['']\n", "field 'protected' must be a list of glob patterns"),
+        ("protected = ['/etc/*']\n", "holds '/etc/*', which is not inside the workspace"),
+        ("protected = ['../x']\n", "holds '../x', which is not inside the workspace"),
     ],
 )
 def test_bad_field_values_name_the_file_and_field(
@@ -67,6 +75,23 @@ def test_bad_field_values_name_the_file_and_field(
     assert message in str(caught.value)
 
 
+def test_the_test_command_and_protected_paths_load(tmp_path: Path) -> None:
+    task_dir = write_task(
+        tmp_path,
+        "t",
+        {"a": "x"},
+        {"a": "y"},
+        toml_extra=(
+            'test_command = " python -m pytest -q tests "\nprotected = ["tests/**", "*.lock"]\n'
+        ),
+    )
+    task = load_directory_task(task_dir)
+    assert task.test_command == "python -m pytest -q tests"
+    assert task.protected == ("tests/**", "*.lock")
+    plain = load_directory_task(write_task(tmp_path, "plain", {"a": "x"}, {"a": "y"}))
+    assert (plain.test_command, plain.protected) == (None, ())
+
+
 def test_a_misspelt_key_is_named_with_its_line_and_the_key_meant(tmp_path: Path) -> None:
     task_dir = write_task(
         tmp_path, "typo", {"a": "x"}, {"a": "y"}, toml_extra='tags = ["t"]\nno_soluton = true\n'
@@ -75,8 +100,8 @@ def test_a_misspelt_key_is_named_with_its_line_and_the_key_meant(tmp_path: Path)
         load_directory_task(task_dir)
     assert str(caught.value) == (
         f"{task_dir / 'task.toml'}:3: unknown key `no_soluton` (did you mean `no_solution`?); "
-        "allowed keys are category, description, image, no_solution, prompt, seed_correct, "
-        "seed_wrong, tags, timeout (fix the spelling or remove it)"
+        "allowed keys are category, description, image, no_solution, prompt, protected, "
+        "seed_correct, seed_wrong, tags, test_command, timeout (fix the spelling or remove it)"
     )
 
 

@@ -23,6 +23,8 @@ KNOWN_KEYS = {
     "no_solution",
     "seed_correct",
     "seed_wrong",
+    "test_command",
+    "protected",
 }
 KNOWN_ENTRIES = {TASK_FILE, "workspace", "expected", "verify", "solution", "cheats", "README.md"}
 CHEATS = "cheats"
@@ -124,6 +126,8 @@ def load_directory_task(task_dir: Path) -> Task:
         key: field(data, key, str, toml_path, "a string") if key in data else None
         for key in ("seed_correct", "seed_wrong")
     }
+    test_command = test_command_field(data, toml_path)
+    protected = protected_field(data, toml_path)
 
     # One listing of the task directory answers every "is there a ..." below.
     with os.scandir(task_dir) as listing:
@@ -175,8 +179,40 @@ def load_directory_task(task_dir: Path) -> Task:
         seed_correct=seeds["seed_correct"],
         seed_wrong=seeds["seed_wrong"],
         make_cheats=(lambda: cheats) if cheats else None,
+        test_command=test_command,
+        protected=protected,
     )
     return task
+
+
+def test_command_field(data: dict[str, Any], toml_path: Path) -> str | None:
+    """data["test_command"]: a command line that is not blank, or None when absent."""
+    if "test_command" not in data:
+        return None
+    command: str = field(data, "test_command", str, toml_path, 'a command line, e.g. "pytest -q"')
+    if not command.strip():
+        raise TaskError(
+            f"{toml_path}: field 'test_command' is empty; write the command that runs the "
+            "task's own tests in its workspace, or remove the field"
+        )
+    return command.strip()
+
+
+def protected_field(data: dict[str, Any], toml_path: Path) -> tuple[str, ...]:
+    """data["protected"]: globs relative to the workspace (none absolute, none escaping it)."""
+    if "protected" not in data:
+        return ()
+    hint = 'a list of glob patterns relative to the workspace, e.g. ["tests/**"]'
+    globs = field(data, "protected", list, toml_path, hint)
+    for glob in globs:
+        if not isinstance(glob, str) or not glob.strip():
+            raise TaskError(f"{toml_path}: field 'protected' must be {hint}, got {glob!r}")
+        if glob.startswith(("/", "~")) or ".." in glob.split("/"):
+            raise TaskError(
+                f"{toml_path}: field 'protected' holds {glob!r}, which is not inside the "
+                "workspace; name paths relative to it (tests/** for workspace/tests/)"
+            )
+    return tuple(globs)
 
 
 def flag(data: dict[str, Any], key: str, toml_path: Path) -> bool:

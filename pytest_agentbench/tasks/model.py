@@ -260,6 +260,12 @@ class Task:
     make_cheats: Callable[[], Mapping[str, Tree]] | None = None
     # Set for a task run in its own image and graded inside a container (Harbor)
     container: ContainerSpec | None = None
+    # The command that runs the task's own tests in its workspace (python -m pytest tests):
+    # the trajectory counts the agent's runs of it; None: the task names none.
+    test_command: str | None = None
+    # Globs of workspace paths the agent may read but must not write (tests/**): the
+    # transcript checks name every write to one, even a write later undone.
+    protected: tuple[str, ...] = ()
 
     @property
     def input_tree(self) -> Tree:
