@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from pytest_agentbench.cli import main as agentbench
@@ -15,6 +16,7 @@ from pytest_agentbench.trajectory.raw import ARCHIVE, read_archive
 
 from conftest import simple_tasks, write_task
 
+SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "atif-v1.4.schema.json").read_text())
 DISTS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
 
@@ -47,7 +49,7 @@ def test_mock_trials_carry_simulated_trajectories_that_agree_with_their_figures(
         name = f"{observation['task']}-r{observation['repeat']}"
         trial = directory / "trials" / name
         document = json.loads((trial / "trajectory.json").read_text())
-        assert document["schema_version"] == "ATIF-v1.4"
+        jsonschema.validate(document, SCHEMA)
         assert document["extra"]["origin"] == "simulated"
         agent_steps = [s for s in document["steps"] if s["source"] == "agent"]
         figures = observation["trajectory"]
@@ -129,6 +131,7 @@ def test_the_command_agent_gives_its_own_steps_or_its_stdout(pytester: pytest.Py
     )
     trials = run_dir(pytester) / "trials"
     own = json.loads((trials / "own-r0" / "trajectory.json").read_text())
+    jsonschema.validate(own, SCHEMA)
     assert own["extra"]["origin"] == "file"
     assert [c["function_name"] for c in own["steps"][1]["tool_calls"]] == ["write"]
     plain = json.loads((trials / "plain-r0" / "trajectory.json").read_text())

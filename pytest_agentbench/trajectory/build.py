@@ -44,13 +44,13 @@ def json_lines(text: str) -> list[dict[str, Any]]:
 
 def file_steps(text: str) -> list[Step]:
     """Steps an agent wrote itself (AGENTBENCH_TRAJECTORY_FILE): one ATIF document, or ATIF
-    steps one a line."""
+    steps one a line (a single line of one step included)."""
     try:
         document = json.loads(text)
     except ValueError:
+        document = None
+    if not (isinstance(document, dict) and "steps" in document):
         document = {"steps": json_lines(text)}
-    if not isinstance(document, dict):
-        return []
     return atif.from_atif({"session_id": "", "agent": {}, **document}).steps
 
 
