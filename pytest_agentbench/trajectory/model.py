@@ -64,7 +64,7 @@ class ToolCall:
         return cls(
             call_id=str(data.get("call_id") or ""),
             name=str(data.get("name") or ""),
-            kind=data.get("kind") if data.get("kind") in KINDS else "other",
+            kind=next((kind for kind in KINDS if kind == data.get("kind")), "other"),
             arguments=dict(data.get("arguments") or {}),
             result=data.get("result"),
             exit_code=data.get("exit_code"),
