@@ -400,5 +400,8 @@ def _keep_bodies(path: Path, record: RequestRecord, data: Any, relayed: Relayed)
         "response": relayed.text(),
         "cut": relayed.cut,
     }
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(line) + "\n")
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+    except OSError:
+        pass  # evidence lost (its directory gone, a full disk) never fails the agent's request

@@ -229,7 +229,8 @@ def _chat_stream(events: list[Mapping[str, Any]]) -> _Reply:
         for choice in _list(event.get("choices")):
             delta = _map(_map(choice).get("delta"))
             reply.text.append(str(delta.get("content") or ""))
-            reply.reasoning.append(str(delta.get("reasoning_content") or ""))
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            reply.reasoning.append(reasoning if isinstance(reasoning, str) else "")
             for part in _list(delta.get("tool_calls")):
                 part, function = _map(part), _map(_map(part).get("function"))
                 call = calls.setdefault(
