@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import platform
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -13,13 +15,15 @@ from hypothesis import strategies as st
 
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.claude import ClaudeAgent
-from pytest_agentbench.agents.cli_base import CliAgent, CliSession, TrialPaths
+from pytest_agentbench.agents.cli_base import CliAgent, CliSession, StreamFacts, TrialPaths
 from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
 from pytest_agentbench.agents.prices import Price, PriceTableError, load_prices
+from pytest_agentbench.sandbox.base import run_process_group
 from pytest_agentbench.sandbox.tmp import TmpProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.testing.clis import native_codex
+from pytest_agentbench.testing.model_server import ScriptedModelServer
 
 SECRET = "sk-very-secret-value-42"
 
@@ -338,3 +342,61 @@ def test_preflight_accepts_only_a_variable_the_cli_reads(
     else:
         with pytest.raises(pytest.UsageError, match="no credentials"):
             agent.preflight()
+
+
+# The wire the meter keeps -------------------------------------------------------------------
+
+WIRE_CLIENT = """
+import json, os, sys, urllib.request
+body = {"stream": True, "tools": [{"type": "function", "function": {"name": "bash"}}],
+        "messages": [{"role": "user", "content": sys.argv[2] + " " + os.environ["WIRE_KEY"]}]}
+request = urllib.request.Request(sys.argv[1] + "/chat/completions", json.dumps(body).encode(),
+                                 {"content-type": "application/json"})
+urllib.request.urlopen(request).read()
+"""
+
+
+class _WireAgent(CliAgent):
+    """A stand-in CLI: one Chat request through the meter per round."""
+
+    name = "codex"
+    default_key_env = "WIRE_KEY"
+
+    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
+        return ["-c", WIRE_CLIENT, self.wire_url or "", prompt]
+
+    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
+        return {}
+
+    def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
+        return StreamFacts()
+
+
+class _RunSandbox(_Sandbox):
+    def run(self, argv: Sequence[str], *, env: Mapping[str, str], timeout: float) -> Any:
+        return run_process_group(argv, env=env, cwd=str(self.home), timeout=timeout)
+
+
+def test_each_metered_round_gets_its_own_wire_lines_kept_outside_the_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WIRE_KEY", SECRET)
+    script = {"turns": [{"message": "one"}, {"message": "two"}]}
+    with ScriptedModelServer(script) as server:
+        opts = {"bin": sys.executable, "base_url": server.openai_base_url}
+        agent = _WireAgent(Settings(agent="codex", agent_opts=opts))
+        ctx = _Ctx(tmp_path)
+        ctx.sandbox = _RunSandbox(tmp_path)
+        session = CliSession(agent, ctx)  # type: ignore[arg-type]
+        try:
+            rounds = [session.run_round(p, i, timeout=60) for i, p in enumerate(("a", "b"))]
+            wire_dir = session.wire_dir
+        finally:
+            session.close()
+    assert wire_dir is not None and tmp_path not in wire_dir.parents
+    assert not wire_dir.exists()
+    lines = [[json.loads(x) for x in r.raw["wire"].splitlines()] for r in rounds]
+    assert [[line["index"] for line in round_lines] for round_lines in lines] == [[1], [2]]
+    assert lines[1][0]["request"]["messages"][0]["content"] == "b [redacted]"
+    assert "data: [DONE]" in lines[1][0]["response"]
+    assert all(SECRET not in r.raw["wire"] for r in rounds)

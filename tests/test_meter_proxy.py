@@ -25,6 +25,7 @@ from cryptography.x509.oid import NameOID
 
 from pytest_agentbench.meter.client import MeterProcess
 from pytest_agentbench.meter.records import FAILURE_HEADER
+from pytest_agentbench.meter.server import RESPONSE_LIMIT, Relayed
 from pytest_agentbench.testing.model_server import ScriptedModelServer
 
 CHAT_TOOLS = [{"type": "function", "function": {"name": "bash"}}]
@@ -322,6 +323,35 @@ def test_bodies_are_not_kept_without_a_log(tmp_path: Path) -> None:
         }
     ]
     assert SECRET not in log.read_text()
+
+
+def test_a_bodies_file_keeps_each_request_as_sent_and_its_response_as_relayed(
+    meter: MeterProcess, tmp_path: Path
+) -> None:
+    bodies = tmp_path / "wire.jsonl"
+    with ScriptedModelServer({"usage": USAGE, "turns": [{"message": "x"}]}) as s:
+        token, base = meter.open_trial(s.openai_base_url, faults="2:429", bodies=bodies)
+        sent = {"stream": True, "tools": CHAT_TOOLS}
+        _, received, _ = post(base, "/chat/completions", sent)
+        _, refused, _ = post(base, "/chat/completions", sent)
+        log = meter.close_trial(token)["log"]
+    first, second = [json.loads(line) for line in bodies.read_text().splitlines()]
+    assert first["request"] == sent  # not the usage opt-in the upstream got
+    assert first["response"] == received.decode() and first["cut"] is False
+    assert first["usage"] == {**USAGE, "cache_write": None}
+    assert 0 < first["latency_s"] <= first["duration_s"]
+    assert {k: first[k] for k in log[0]} == log[0]
+    assert (second["injected"], second["status"], second["duration_s"]) == ("429", 429, None)
+    assert second["response"] == refused.decode()
+    assert SECRET not in bodies.read_text()
+
+
+def test_a_kept_response_is_cut_at_the_limit() -> None:
+    relayed = Relayed()
+    relayed.add(b"x" * (RESPONSE_LIMIT - 1))
+    assert not relayed.cut
+    relayed.add(b"yz")
+    assert relayed.cut and relayed.text().endswith("xy") and len(relayed.kept) == RESPONSE_LIMIT
 
 
 def test_meter_exits_when_its_parent_lets_go() -> None:

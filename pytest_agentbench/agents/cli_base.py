@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from abc import abstractmethod
@@ -34,6 +35,7 @@ from pytest_agentbench.agents.prices import Price
 from pytest_agentbench.meter.client import MeterProcess, shared_meter
 from pytest_agentbench.meter.records import failed_call, wire_failure, wire_stop
 from pytest_agentbench.sandbox.base import SandboxProvider
+from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.verdict import bounded
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
@@ -123,6 +125,19 @@ def read_events(path: Path) -> list[dict[str, Any]]:
         if isinstance(event, dict):
             events.append(event)
     return events
+
+
+def read_new_lines(path: Path, offset: int) -> tuple[bytes, int]:
+    """The whole lines a file gained since offset, and the offset after them (a line still
+    being written waits for the next read)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+    except OSError:
+        return b"", offset
+    end = data.rfind(b"\n") + 1
+    return data[:end], offset + end
 
 
 def as_int(value: object) -> int | None:
@@ -392,12 +407,16 @@ class CliSession(AgentSession):
         self.meter: MeterProcess | None = None
         self.meter_token = ""
         self.meter_seen = 0  # requests of the trial's log already given to earlier rounds
+        # The wire's bodies (meter/server.py), outside the sandbox: the agent never sees them.
+        self.wire_dir: Path | None = None
+        self.wire_read = 0  # bytes of the bodies file already given to earlier rounds
         upstream = agent.meter_upstream()
         agent.wire_url = agent.base_url
         if upstream is not None:
             self.meter = shared_meter(agent.settings.meter_log)
+            self.wire_dir = Path(tempfile.mkdtemp(prefix="agentbench-wire-", dir=owned_dir()))
             self.meter_token, agent.wire_url = self.meter.open_trial(
-                upstream, agent.settings.faults
+                upstream, agent.settings.faults, bodies=self.wire_dir / "wire.jsonl"
             )
         agent.prepare(self.paths)
         if ctx.arm is not None:
@@ -441,11 +460,15 @@ class CliSession(AgentSession):
         stop = facts.provider_error  # without the meter, the CLI's documented status field
         meter_log = None
         failure = failed = None
-        if self.meter is not None:
+        raw: dict[str, str] = {}
+        if self.meter is not None and self.wire_dir is not None:
             log = self.meter.counters(self.meter_token)["log"]
             meter_log, self.meter_seen = log[self.meter_seen :], len(log)
             stop = wire_stop(log)  # with the meter, only the wire's status stops a trial
             failure, failed = wire_failure(log), failed_call(meter_log)
+            # A request still open (a hang) has no line yet: it joins a later round's.
+            wire, self.wire_read = read_new_lines(self.wire_dir / "wire.jsonl", self.wire_read)
+            raw["wire"] = agent.scrub(wire.decode("utf-8", "replace"))
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,
@@ -463,6 +486,7 @@ class CliSession(AgentSession):
             meter_log=meter_log,
             infra_failure=failure,
             failed_call=failed,
+            raw=raw,
         )
 
     def close(self) -> None:
@@ -470,6 +494,9 @@ class CliSession(AgentSession):
             self.meter.close_trial(self.meter_token)
             self.meter = None
             self.agent.wire_url = self.agent.base_url
+        if self.wire_dir is not None:
+            shutil.rmtree(self.wire_dir, ignore_errors=True)
+            self.wire_dir = None
 
 
 def _scrubbed(agent: CliAgent, text: str | None) -> str | None:

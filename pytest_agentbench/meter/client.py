@@ -42,10 +42,15 @@ class MeterProcess:
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
-    def open_trial(self, upstream: str, faults: str = "") -> tuple[str, str]:
-        """Open a trial forwarding to upstream; returns (token, the base URL to hand the CLI)."""
+    def open_trial(
+        self, upstream: str, faults: str = "", bodies: Path | None = None
+    ) -> tuple[str, str]:
+        """Open a trial forwarding to upstream; returns (token, the base URL to hand the CLI).
+        With bodies (an absolute path the agent cannot see), the proxy appends one JSON line
+        per finished request there: its record, request body and response (server.py)."""
         token = secrets.token_urlsafe(12)
-        self._call("PUT", f"/_trial/{token}", {"upstream": upstream, "faults": faults})
+        spec = {"upstream": upstream, "faults": faults, "bodies": str(bodies) if bodies else None}
+        self._call("PUT", f"/_trial/{token}", spec)
         return token, f"{self.root}/t/{token}"
 
     def counters(self, token: str) -> dict[str, Any]:

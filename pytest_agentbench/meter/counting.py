@@ -154,6 +154,11 @@ def event_data(event: bytes) -> Any:
     that cannot carry usage: only those are parsed, so a long stream relays at speed)."""
     if b'"usage"' not in event:
         return None
+    return event_json(event)
+
+
+def event_json(event: bytes) -> Any:
+    """The JSON of any event's data lines, or None ([DONE], comments, non-JSON)."""
     lines = [line[5:].lstrip() for line in event.splitlines() if line.startswith(b"data:")]
     if not lines:
         return None

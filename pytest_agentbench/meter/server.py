@@ -1,7 +1,7 @@
 """The metering proxy: forwards each trial's model requests to its upstream and counts them.
 
 Routes (127.0.0.1 only):
-  PUT    /_trial/TOKEN   {"upstream": URL, "faults": SPEC}  opens a trial
+  PUT    /_trial/TOKEN   {"upstream": URL, "faults": SPEC, "bodies": PATH}  opens a trial
   GET    /_trial/TOKEN   the trial's counters (JSON)
   DELETE /_trial/TOKEN   the counters, and the trial closes
   *      /t/TOKEN/TAIL   forwarded to UPSTREAM/TAIL; an unknown TOKEN answers 404
@@ -9,7 +9,10 @@ Routes (127.0.0.1 only):
 Responses are passed through as they arrive: a non-streamed body byte for byte, a stream
 chunk by chunk. The one change: a Chat Completions stream that did not ask for usage is asked
 for it, and the usage-only chunk it then gets is kept from the client. Headers (credentials
-among them) are forwarded and never stored; bodies are kept only with a log file.
+among them) are forwarded and never stored. A trial opened with a bodies file gets one JSON line
+there per finished request: its record, the request body as the client sent it and the
+response as relayed (the trajectory's wire evidence); the --log file keeps request bodies of
+every trial.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ HOP_BY_HOP = frozenset(
     }
 )
 HANG_SECONDS = 3600.0
+RESPONSE_LIMIT = 8 << 20  # bytes of one response kept in a bodies file; the rest is cut
 
 
 def failure_of(error: BaseException) -> str:
@@ -95,6 +99,7 @@ class RequestRecord:
     latency_s: float | None  # to the upstream's response headers
     usage: WireUsage | None
     failure: str | None = None  # records.WIRE_FAILURES: the upstream never answered in full
+    duration_s: float | None = None  # from sending upstream to the response's last byte
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,13 +112,31 @@ class RequestRecord:
             "latency_s": self.latency_s,
             "usage": self.usage.to_dict() if self.usage else None,
             "failure": self.failure,
+            "duration_s": self.duration_s,
         }
+
+
+class Relayed:
+    """The response bytes the client was sent, up to RESPONSE_LIMIT."""
+
+    def __init__(self) -> None:
+        self.kept = bytearray()
+        self.cut = False
+
+    def add(self, data: bytes) -> None:
+        room = RESPONSE_LIMIT - len(self.kept)
+        self.kept += data[:room]
+        self.cut = self.cut or len(data) > room
+
+    def text(self) -> str:
+        return self.kept.decode("utf-8", "replace")
 
 
 @dataclass
 class Trial:
     upstream: str
     faults: FaultSchedule
+    bodies: Path | None = None  # where each finished request's line goes (module docstring)
     requests: list[RequestRecord] = field(default_factory=list)
 
     def counters(self) -> dict[str, Any]:
@@ -179,7 +202,12 @@ class Meter:
             faults = parse_faults(str(spec.get("faults") or ""))
         except ValueError as error:
             return web.json_response({"error": str(error)}, status=400)
-        self.trials[request.match_info["token"]] = Trial(upstream.rstrip("/"), faults)
+        bodies = spec.get("bodies")
+        if bodies is not None and not (isinstance(bodies, str) and Path(bodies).is_absolute()):
+            return web.json_response({"error": f"bodies {bodies!r} is not a path"}, status=400)
+        self.trials[request.match_info["token"]] = Trial(
+            upstream.rstrip("/"), faults, Path(bodies) if bodies else None
+        )
         return web.json_response({"ok": True})
 
     async def read_trial(self, request: web.Request) -> web.Response:
@@ -208,14 +236,31 @@ class Meter:
         )
         trial.requests.append(record)
         self._log(token, record, data)
+        relayed = Relayed()
+        try:
+            return await self._answer(request, trial, record, body, data, relayed)
+        finally:
+            if trial.bodies is not None:
+                _keep_bodies(trial.bodies, record, data, relayed)
+
+    async def _answer(
+        self,
+        request: web.Request,
+        trial: Trial,
+        record: RequestRecord,
+        body: bytes,
+        data: Any,
+        relayed: Relayed,
+    ) -> web.StreamResponse:
         fault = trial.faults.fault_for(record.index)
         if fault is not None:
             record.injected = fault
-            return await self._inject(request, record, fault)
-        strip_usage = _wants_usage_opt_in(protocol, data)
+            return await self._inject(request, record, fault, relayed)
+        strip_usage = _wants_usage_opt_in(record.protocol, data)
         if strip_usage:
-            data["stream_options"] = {**(data.get("stream_options") or {}), "include_usage": True}
-            body = json.dumps(data).encode()
+            options = {**(data.get("stream_options") or {}), "include_usage": True}
+            body = json.dumps({**data, "stream_options": options}).encode()
+        tail = request.match_info["tail"]
         url = f"{trial.upstream}/{tail}"
         if request.query_string:
             url += "?" + request.query_string
@@ -224,23 +269,32 @@ class Meter:
         assert self.session is not None
         started = time.perf_counter()
         try:
-            upstream = await self.session.request(
-                request.method, url, headers=headers, data=body, allow_redirects=False
-            )
-        except Exception as error:  # unreachable upstream: the client sees a gateway error
-            record.failure = failure_of(error)
-            return web.json_response(
-                {"error": f"meter: upstream unreachable: {error}"},
-                status=502,
-                headers={FAILURE_HEADER: record.failure},
-            )
-        async with upstream:
-            record.latency_s = time.perf_counter() - started
-            record.status = upstream.status
-            return await self._relay(request, upstream, record, strip_usage)
+            try:
+                upstream = await self.session.request(
+                    request.method, url, headers=headers, data=body, allow_redirects=False
+                )
+            except Exception as error:  # unreachable upstream: the client sees a gateway error
+                record.failure = failure_of(error)
+                return _own_answer(
+                    relayed,
+                    {"error": f"meter: upstream unreachable: {error}"},
+                    status=502,
+                    headers={FAILURE_HEADER: record.failure},
+                )
+            async with upstream:
+                record.latency_s = time.perf_counter() - started
+                record.status = upstream.status
+                return await self._relay(request, upstream, record, strip_usage, relayed)
+        finally:
+            record.duration_s = time.perf_counter() - started
 
     async def _relay(
-        self, request: web.Request, upstream: Any, record: RequestRecord, strip_usage: bool
+        self,
+        request: web.Request,
+        upstream: Any,
+        record: RequestRecord,
+        strip_usage: bool,
+        relayed: Relayed,
     ) -> web.StreamResponse:
         response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
         for key, value in upstream.headers.items():
@@ -252,6 +306,7 @@ class Meter:
         await response.prepare(request)
         if not streamed:
             body = b"".join([chunk async for chunk in self._chunks(upstream, record)])
+            relayed.add(body)
             await response.write(body)
             if record.protocol and 200 <= upstream.status < 300:
                 record.usage = body_usage(record.protocol, body)
@@ -271,9 +326,11 @@ class Meter:
                     if strip_usage:
                         out = b"".join(kept)  # the tail of a cut event follows with its end
                 if out:
+                    relayed.add(out)
                     await response.write(out)
             if strip_usage:
-                await response.write(splitter.rest())
+                relayed.add(rest := splitter.rest())
+                await response.write(rest)
         finally:
             if counter is not None and 200 <= upstream.status < 300:
                 record.usage = counter.usage
@@ -292,7 +349,7 @@ class Meter:
             raise
 
     async def _inject(
-        self, request: web.Request, record: RequestRecord, fault: str
+        self, request: web.Request, record: RequestRecord, fault: str, relayed: Relayed
     ) -> web.StreamResponse:
         if fault == HANG:
             await asyncio.sleep(HANG_SECONDS)
@@ -301,7 +358,8 @@ class Meter:
             response = web.StreamResponse(status=200)
             response.content_type = "text/event-stream"
             await response.prepare(request)
-            await response.write(b": meter: injected stream drop\n\n")
+            relayed.add(drop := b": meter: injected stream drop\n\n")
+            await response.write(drop)
             record.status = 200
             if request.transport is not None:
                 request.transport.close()
@@ -313,7 +371,7 @@ class Meter:
             "error": {"type": "injected_fault", "message": f"meter: injected {status}"},
         }
         headers = {"retry-after": "0"} if status == 429 else None
-        return web.json_response(payload, status=status, headers=headers)
+        return _own_answer(relayed, payload, status=status, headers=headers)
 
     def _log(self, token: str, record: RequestRecord, data: Any) -> None:
         if self.log is None:
@@ -321,3 +379,29 @@ class Meter:
         line = {"trial": token, "index": record.index, "path": record.path, "request": data}
         with self.log.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
+
+
+def _own_answer(
+    relayed: Relayed, payload: Any, status: int, headers: dict[str, str] | None
+) -> web.Response:
+    """A JSON answer of the meter's own (a fault, a gateway error), kept as relayed."""
+    response = web.json_response(payload, status=status, headers=headers)
+    if isinstance(response.body, bytes):
+        relayed.add(response.body)
+    return response
+
+
+def _keep_bodies(path: Path, record: RequestRecord, data: Any, relayed: Relayed) -> None:
+    """Append the finished request's line: its record, the request as the client sent it and
+    the response as relayed (never a header)."""
+    line = {
+        **record.to_json(),
+        "request": data,
+        "response": relayed.text(),
+        "cut": relayed.cut,
+    }
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+    except OSError:
+        pass  # evidence lost (its directory gone, a full disk) never fails the agent's request

@@ -12,8 +12,8 @@ test command and protected paths), so a run directory can be retraced on its own
 from __future__ import annotations
 
 import gzip
-import zlib
 import json
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
