@@ -26,7 +26,8 @@ pytestmark = pytest.mark.docs
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 OFFLINE = re.compile(
-    r"^(pytest --agent=(mock|oracle|nop)\b|agentbench (list|validate|report|retrace|merge|compare)\b)"
+    r"^(pytest --agent=(mock|oracle|nop)\b"
+    r"|agentbench (list|validate|report|retrace|merge|compare)\b)"
 )
 BIN = Path(sys.executable).parent
 

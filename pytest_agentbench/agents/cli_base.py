@@ -97,6 +97,24 @@ def _bounded_lines(path: Path) -> Iterator[bytes]:
             yield line
 
 
+RAW_EVENTS_LIMIT = 64 << 20  # bytes of a round's events held for its trajectory
+
+
+def read_events_text(path: Path) -> str:
+    """A round's whole event stream for its raw evidence, up to RAW_EVENTS_LIMIT bytes (the
+    cut said in a last line of its own); empty when the CLI wrote none."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(RAW_EVENTS_LIMIT + 1)
+    except OSError:
+        return ""
+    text = data[:RAW_EVENTS_LIMIT].decode("utf-8", "replace")
+    if len(data) > RAW_EVENTS_LIMIT:
+        cut = json.dumps({"agentbench_cut": f"events past {RAW_EVENTS_LIMIT >> 20} MiB not kept"})
+        text = text[: text.rfind("\n") + 1] + cut + "\n"
+    return text
+
+
 def read_tail(path: Path, limit: int) -> bytes:
     """The last limit bytes of a file (empty when there is none), never reading the rest."""
     try:
@@ -461,6 +479,8 @@ class CliSession(AgentSession):
         meter_log = None
         failure = failed = None
         raw: dict[str, str] = {}
+        if agent.settings.trajectories:
+            raw["events"] = agent.scrub(read_events_text(events_file))
         if self.meter is not None and self.wire_dir is not None:
             log = self.meter.counters(self.meter_token)["log"]
             meter_log, self.meter_seen = log[self.meter_seen :], len(log)
