@@ -83,3 +83,19 @@ def test_the_trajectory_is_the_scripts_conversation(
         c.kind for s in from_wire for c in s.tool_calls
     ]
     assert not [note for note in document.get("notes", "").splitlines() if "disagree" in note]
+
+
+def test_a_cli_claiming_success_without_a_change_is_flagged(
+    pytester: pytest.Pytester,
+    agentbench_model_server,
+    cli: str,
+    task_dir: Path,
+    api_key: str,
+) -> None:
+    server = agentbench_model_server({"usage": USAGE, "turns": [DONE]})
+    result, report = run_agent(pytester, cli, server, task_dir, sandbox="bwrap")
+    result.assert_outcomes(failed=1)
+    (observation,) = report["observations"]
+    assert observation["trajectory"]["checks"]["claimed_done_without_change"] is True
+    assert observation["trajectory"]["tool_calls"]["total"] == 0
+    result.stdout.fnmatch_lines(["transcript checks: claimed done without a change 1/1*"])
