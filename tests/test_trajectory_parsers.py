@@ -73,6 +73,8 @@ def test_codex_steps_carry_no_tokens_but_exit_statuses() -> None:
 def test_a_failed_round_shows_what_the_cli_said_and_no_made_up_calls(cli, name) -> None:
     steps = parsed(cli, name)
     assert not [c for s in steps for c in s.tool_calls]
+    said = [s.message for s in steps if s.source == "system"]
+    assert len(said) == len(set(said))  # an error the CLI repeats is shown once
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,9 @@ def steps(events: Sequence[Mapping[str, Any]]) -> list[Step]:
                     if block.get("is_error"):
                         call.exit_code = call.exit_code if call.exit_code is not None else 1
         elif kind == "result" and event.get("is_error"):
-            found.append(Step("system", text(event.get("result")) or "error"))
+            said = text(event.get("result")) or "error"
+            if not (found and found[-1].source == "system" and found[-1].message == said):
+                found.append(Step("system", said))  # not the synthetic message again
     return found
 
 
