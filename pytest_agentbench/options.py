@@ -583,7 +583,9 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
 
 
 def parse_switch(flag: str, raw: object) -> bool:
-    """on or off; anything else is a usage error."""
+    """on or off (True or False, as run.json keeps it); anything else is a usage error."""
+    if isinstance(raw, bool):
+        return raw
     value = str(raw).strip().lower()
     if value not in ("on", "off"):
         raise pytest.UsageError(f"{flag} {raw!r}: choose on or off")

@@ -117,12 +117,14 @@ def test_command_line_unwraps_a_shell_and_keeps_anything_else() -> None:
     assert command_line(7) is None
 
 
+def _nested(inner: st.SearchStrategy) -> st.SearchStrategy:
+    return st.lists(inner, min_size=1, max_size=3) | st.dictionaries(
+        st.text(max_size=8), inner, min_size=1, max_size=4
+    )
+
+
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20), _nested, max_leaves=20
 )
 event_types = st.sampled_from(
     ["assistant", "user", "result", "item.completed", "item.started", "turn.failed", "error",
