@@ -74,9 +74,9 @@ def steps(events: Sequence[Mapping[str, Any]]) -> list[Step]:
             step = Step("system", message or str(kind))
         else:
             continue
-        if step.source == "system" and found and found[-1].source == "system":
-            if found[-1].message == step.message:
-                continue  # turn.failed repeats the error event before it
+        repeated = found and found[-1].source == "system" and found[-1].message == step.message
+        if step.source == "system" and repeated:
+            continue  # turn.failed repeats the error event before it
         if step.source == "agent" and reasoning:
             step.reasoning = bounded_text("\n".join(reasoning), MESSAGE_LIMIT)
             reasoning = []
