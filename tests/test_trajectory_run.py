@@ -3,7 +3,9 @@ Observation its figures, the terminal its lines; retrace gives the same figures 
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import sys
 from pathlib import Path
@@ -139,3 +141,25 @@ def test_the_command_agent_gives_its_own_steps_or_its_stdout(pytester: pytest.Py
     assert [s["message"] for s in plain["steps"] if s["source"] == "agent"] == ["plain line"]
     raw = gzip.decompress((trials / "plain-r0" / ARCHIVE).read_bytes()).decode()
     assert "plain line" in raw
+
+
+def test_html_markdown_and_csv_show_the_trajectory_figures(
+    pytester: pytest.Pytester, capsys
+) -> None:
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    pytester.runpytest_subprocess("--agent=mock", f"--tasks={tasks}", "--repeats=2")
+    directory = str(run_dir(pytester))
+    for form in ("html", "md"):
+        out = pytester.path / f"report.{form}"
+        assert agentbench(["report", directory, "--format", form, "-o", str(out)]) == 0
+    html = (pytester.path / "report.html").read_text()
+    assert "<h2>Trajectories</h2>" in html and 'id="trajectories"' in html
+    markdown = (pytester.path / "report.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(markdown) if line.startswith("## Trajectories"))
+    header, _rule, row = markdown[start + 2 : start + 5]
+    assert "requests" in header and "| 4 " in row and "4 simulated" in row
+    capsys.readouterr()
+    assert agentbench(["report", directory, "--format", "csv"]) == 0
+    first = next(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert first["trajectory.origin"] == "simulated"
+    assert first["trajectory.requests"] == first["agent.turns"]
