@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 from test_agents_real import EDIT, USAGE, api_key, cli, run_agent, task_dir
 
+from pytest_agentbench.testing.clis import find_cli, missing_reason
 from pytest_agentbench.trajectory import wire
 from pytest_agentbench.trajectory.build import PARSERS, json_lines
 from pytest_agentbench.trajectory.raw import ARCHIVE, read_archive
@@ -32,17 +33,22 @@ def trial_dir(report: dict) -> Path:
     return directory
 
 
-@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+@pytest.mark.parametrize(
+    ("name", "sandbox"),
+    [("codex", "bwrap"), ("claude", "bwrap"), ("opencode", "bwrap"), ("codex", "docker")],
+)
 def test_the_trajectory_is_the_scripts_conversation(
     pytester: pytest.Pytester,
     agentbench_model_server,
-    cli: str,
+    name: str,
     task_dir: Path,
     api_key: str,
     sandbox: str,
 ) -> None:
-    if sandbox == "docker" and cli != "codex":
-        pytest.skip("under docker, codex stands for the three: each is bwrap-tested here")
+    """Under docker, codex stands for the three (each runs under bwrap here)."""
+    if find_cli(name) is None:
+        pytest.skip(missing_reason(name))
+    cli = name
     server = agentbench_model_server(SCRIPT)
     result, report = run_agent(
         pytester, cli, server, task_dir, "--agentbench-meter=on", sandbox=sandbox
