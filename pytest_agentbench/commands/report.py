@@ -92,9 +92,14 @@ def run(args: argparse.Namespace) -> int:
             f"{args.report}: not a complete pytest-agentbench JSON report (no field {exc}); "
             "give its run directory, or a report written by --agentbench-json or agentbench merge"
         ) from None
-    if args.output is None:
+    emit(text, args.output)
+    return 0
+
+
+def emit(text: str, output: Path | None) -> None:
+    """The rendered report to stdout, or to -o FILE (saying so)."""
+    if output is None:
         sys.stdout.write(text)
     else:
-        write_output("-o", args.output, text)
-        print(f"wrote {args.output}")
-    return 0
+        write_output("-o", output, text)
+        print(f"wrote {output}")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_agentbench.commands import report, write_output
+from pytest_agentbench.commands import report
 from pytest_agentbench.fs.wording import plural
 
 HELP = (
@@ -32,10 +32,7 @@ def run(args: argparse.Namespace) -> int:
             f"(--agentbench-raw-limit 0, or an older run) and stay as recorded"
         )
     print(line, file=sys.stderr)
-    text = report.render(report.load_document(args.run_dir), args.format, args.run_dir)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        write_output("-o", args.output, text)
-        print(f"wrote {args.output}")
+    report.emit(
+        report.render(report.load_document(args.run_dir), args.format, args.run_dir), args.output
+    )
     return 0

@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, get_args
 
+from pytest_agentbench.trajectory.events import integer, mapping, text
 from pytest_agentbench.trajectory.kinds import classify
 from pytest_agentbench.trajectory.model import (
     KINDS,
@@ -67,8 +68,8 @@ def _session_id(trajectory: Trajectory, trial: Mapping[str, Any] | None) -> str:
     if trial is not None and isinstance(trial.get("trial_id"), str) and trial["trial_id"]:
         return str(trial["trial_id"])
     basis = dict(trial) if trial is not None else [s.to_json() for s in trajectory.steps]
-    text = json.dumps(basis, sort_keys=True, default=str)
-    return "agentbench-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    basis_text = json.dumps(basis, sort_keys=True, default=str)
+    return "agentbench-" + hashlib.sha256(basis_text.encode()).hexdigest()[:16]
 
 
 def _step(number: int, step: Step) -> dict[str, Any]:
@@ -156,8 +157,8 @@ def _final_metrics(trajectory: Trajectory) -> dict[str, Any]:
 def from_atif(data: Mapping[str, Any]) -> Trajectory:
     """A trajectory from an ATIF document: ours read back whole; a foreign one as far as it
     goes (a call's kind, paths and command from its name and arguments, unknown values None)."""
-    agent = _mapping(data.get("agent"))
-    extra = _mapping(data.get("extra"))
+    agent = mapping(data.get("agent"))
+    extra = mapping(data.get("extra"))
     origin = extra.get("origin")
     version = agent.get("version")
     raw_notes = data.get("notes")
@@ -181,8 +182,8 @@ def from_atif(data: Mapping[str, Any]) -> Trajectory:
         origin=origin if origin in ORIGINS else "file",
         steps=steps,
         agent_version=version if isinstance(version, str) and version != UNKNOWN else None,
-        model=_text(agent.get("model_name")),
-        session_id=_text(data.get("session_id")) or None,
+        model=text(agent.get("model_name")),
+        session_id=text(data.get("session_id")) or None,
         notes=notes,
     )
 
@@ -191,29 +192,17 @@ def _is(value: Any) -> bool:
     return isinstance(value, Mapping)
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _read_step(raw: Mapping[str, Any]) -> Step:
     source = raw.get("source")
-    extra = _mapping(raw.get("extra"))
-    metrics = _mapping(raw.get("metrics"))
-    metrics_extra = _mapping(metrics.get("extra"))
+    extra = mapping(raw.get("extra"))
+    metrics = mapping(raw.get("metrics"))
+    metrics_extra = mapping(metrics.get("extra"))
     results = {
-        str(result.get("source_call_id")): _text(result.get("content"))
+        str(result.get("source_call_id")): text(result.get("content"))
         for result in _results(raw)
         if result.get("source_call_id") is not None
     }
@@ -226,29 +215,29 @@ def _read_step(raw: Mapping[str, Any]) -> Step:
         _read_call(call, results, call_extras) for call in raw.get("tool_calls") or [] if _is(call)
     ]
     tokens: dict[str, int | None] = {
-        ours: _int(metrics.get(field)) for ours, field in METRICS.items()
+        ours: integer(metrics.get(field)) for ours, field in METRICS.items()
     }
-    tokens["reasoning"] = _int(metrics_extra.get("reasoning_tokens"))
+    tokens["reasoning"] = integer(metrics_extra.get("reasoning_tokens"))
     tokens_from = metrics_extra.get("tokens_from")
     return Step(
         source=source if source in ("user", "agent", "system") else "system",
         message=bounded_text(_message(raw.get("message")), MESSAGE_LIMIT) or "",
-        timestamp=_text(raw.get("timestamp")),
-        reasoning=bounded_text(_text(raw.get("reasoning_content")), MESSAGE_LIMIT),
+        timestamp=text(raw.get("timestamp")),
+        reasoning=bounded_text(text(raw.get("reasoning_content")), MESSAGE_LIMIT),
         tool_calls=calls,
         tokens=tokens if any(value is not None for value in tokens.values()) else None,
         tokens_from=tokens_from if tokens_from in ("wire", "reported") else None,
         latency_s=_number(metrics_extra.get("latency_s")),
-        model=_text(raw.get("model_name")),
-        request=_int(extra.get("request")),
+        model=text(raw.get("model_name")),
+        request=integer(extra.get("request")),
         side=extra.get("side") is True,
-        attempt=_int(extra.get("attempt")) or 0,
-        round=_int(extra.get("round")) or 0,
+        attempt=integer(extra.get("attempt")) or 0,
+        round=integer(extra.get("round")) or 0,
     )
 
 
 def _results(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    results = _mapping(raw.get("observation")).get("results")
+    results = mapping(raw.get("observation")).get("results")
     return [result for result in results if _is(result)] if isinstance(results, list) else []
 
 
@@ -274,7 +263,7 @@ def _read_call(
     if ours is not None and ours.get("kind") in KINDS:
         kind = ours["kind"]
         paths = [path for path in ours.get("paths") or [] if isinstance(path, str)]
-        command = _text(ours.get("command"))
+        command = text(ours.get("command"))
     else:
         kind, paths, command = classify(name, arguments)
         ours = {}
@@ -284,7 +273,7 @@ def _read_call(
         kind=kind,
         arguments=arguments,
         result=bounded_text(results.get(call_id), RESULT_LIMIT),
-        exit_code=_int(ours.get("exit_code")),
+        exit_code=integer(ours.get("exit_code")),
         duration_s=_number(ours.get("duration_s")),
         paths=list(paths),
         command=command,

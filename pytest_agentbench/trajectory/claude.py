@@ -11,8 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_agentbench.trajectory.events import integer, mapping, result_text, text, tool_call
-from pytest_agentbench.trajectory.model import MESSAGE_LIMIT, Step, ToolCall, bounded_text
+from pytest_agentbench.trajectory.events import (
+    appended,
+    integer,
+    mapping,
+    result_text,
+    text,
+    tool_call,
+)
+from pytest_agentbench.trajectory.model import Step, ToolCall
 
 SYNTHETIC_MODEL = "<synthetic>"
 
@@ -72,11 +79,9 @@ def steps(events: Sequence[Mapping[str, Any]]) -> list[Step]:
 def _add_block(step: Step, block: Mapping[str, Any], calls: dict[str, ToolCall]) -> None:
     kind = block.get("type")
     if kind == "text" and text(block.get("text")):
-        joined = "\n".join(p for p in (step.message, str(block["text"])) if p)
-        step.message = bounded_text(joined, MESSAGE_LIMIT) or ""
+        step.message = appended(step.message, str(block["text"]))
     elif kind == "thinking" and text(block.get("thinking")):
-        joined = "\n".join(p for p in (step.reasoning, str(block["thinking"])) if p)
-        step.reasoning = bounded_text(joined, MESSAGE_LIMIT)
+        step.reasoning = appended(step.reasoning, str(block["thinking"]))
     elif kind == "tool_use":
         call = tool_call(block.get("id"), block.get("name"), block.get("input"))
         calls[call.call_id] = call

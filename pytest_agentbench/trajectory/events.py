@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pytest_agentbench.trajectory.kinds import classify
-from pytest_agentbench.trajectory.model import RESULT_LIMIT, ToolCall, bounded_text
+from pytest_agentbench.trajectory.model import MESSAGE_LIMIT, RESULT_LIMIT, ToolCall, bounded_text
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
@@ -21,6 +21,12 @@ def text(value: Any) -> str | None:
 
 def integer(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def appended(before: str | None, more: str) -> str:
+    """A step's text with one more part on a line of its own, bounded as messages are."""
+    joined = "\n".join(part for part in (before, more) if part)
+    return bounded_text(joined, MESSAGE_LIMIT) or ""
 
 
 def arguments(value: Any) -> dict[str, Any]:

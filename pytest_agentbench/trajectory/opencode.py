@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_agentbench.trajectory.events import (
+    appended,
     integer,
     iso_ms,
     mapping,
@@ -19,7 +20,7 @@ from pytest_agentbench.trajectory.events import (
     text,
     tool_call,
 )
-from pytest_agentbench.trajectory.model import MESSAGE_LIMIT, Step, bounded_text
+from pytest_agentbench.trajectory.model import Step
 
 
 def step_tokens(tokens: Mapping[str, Any]) -> dict[str, int | None] | None:
@@ -61,11 +62,9 @@ def steps(events: Sequence[Mapping[str, Any]]) -> list[Step]:
             if kind == "step_start":
                 continue
         if kind == "text" and text(part.get("text")):
-            joined = "\n".join(p for p in (current.message, str(part["text"])) if p)
-            current.message = bounded_text(joined, MESSAGE_LIMIT) or ""
+            current.message = appended(current.message, str(part["text"]))
         elif kind == "reasoning" and text(part.get("text")):
-            joined = "\n".join(p for p in (current.reasoning, str(part["text"])) if p)
-            current.reasoning = bounded_text(joined, MESSAGE_LIMIT)
+            current.reasoning = appended(current.reasoning, str(part["text"]))
         elif kind == "tool_use":
             state = mapping(part.get("state"))
             call = tool_call(part.get("callID"), part.get("tool"), state.get("input"))
