@@ -20,19 +20,18 @@ from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.grading.grade import Grade
 from pytest_agentbench.plan.arm_trials import arm_name
 from pytest_agentbench.plan.collect import (
-    SETTINGS_KEY,
     InfrastructureFailed,
     ProviderStopped,
     TaskItem,
     TrialFailed,
 )
-from pytest_agentbench.sandbox import provider_for
 from pytest_agentbench.sandbox.base import InfrastructureError, Sandbox, start_sandbox
 from pytest_agentbench.tasks.model import Task, TaskError
 from pytest_agentbench.tasks.observation import InfraRetry, Observation, slot_task
 from pytest_agentbench.trajectory.raw import ARCHIVE
 from pytest_agentbench.trajectory.summary import TRAJECTORY_FILE
 from pytest_agentbench.trial.artifacts import scrub, secret_variables, trial_artifacts
+from pytest_agentbench.trial.process import process_parts
 from pytest_agentbench.trial.rounds import GradeFn, Trial, TrialOutcome
 
 # (task id, repeat, final workspace, final exact): keep.WorkspaceKeeper.keep, when keeping
@@ -72,7 +71,7 @@ def item_task(item: pytest.Item) -> Task:
 
 def check_sandbox_kind(item: TaskItem, task: Task) -> None:
     """A Harbor task runs in its own image only: under another sandbox it errors at setup."""
-    provider = provider_for(item.config, item.config.stash[SETTINGS_KEY])
+    provider = process_parts(item.config)[2]
     if task.container is not None and provider.kind != "docker":
         raise TaskError(
             f"{task.source}: a Harbor task runs in the image its environment/Dockerfile builds: "
@@ -109,11 +108,7 @@ def perform_alone(item: TaskItem) -> TrialDone:
     """The trial in a sandbox of its own, started and removed here (a trial run ahead)."""
     started = time.monotonic()
     try:
-        sandbox = start_sandbox(
-            provider_for(item.config, item.config.stash[SETTINGS_KEY]),
-            item_task(item),
-            trial_label(item),
-        )
+        sandbox = start_sandbox(process_parts(item.config)[2], item_task(item), trial_label(item))
     except InfrastructureError as error:
         return perform(item, None, error, started)
     with sandbox:
@@ -129,8 +124,6 @@ def perform(
     """The trial (again in a fresh sandbox after an infrastructure failure, up to
     --agentbench-retry-infra times), keeping its Observation and the failed attempts'
     artifacts, then the judgement. failure: why the given sandbox could not start."""
-    from pytest_agentbench.trial.fixtures import process_parts
-
     config = item.config
     settings, agent, provider = process_parts(config)
     task = item_task(item)
