@@ -99,6 +99,9 @@ class SessionOrder:
             yield self.items[index]
         self.cursor = len(self.items)
 
+    def take_turn(self, item: pytest.Item) -> None:
+        """Before an item's protocol runs outside pytest's loop: nothing to say."""
+
 
 class WorkerOrder:
     """The items an xdist worker has been sent and not yet begun, in its order (the worker's
@@ -117,6 +120,11 @@ class WorkerOrder:
             if not isinstance(index, int):  # the end of the worker's work
                 return
             yield items[index]
+
+    def take_turn(self, item: pytest.Item) -> None:
+        """Before an item's protocol runs outside xdist's loop: the worker sends each report
+        under the index of the item it runs."""
+        self.interactor.item_index = self.interactor.session.items.index(item)
 
 
 def worker_interactor(config: pytest.Config) -> Any:
@@ -196,8 +204,10 @@ class TrialsAhead:
         """The loop ended early (-x, --maxfail, a stop): the trials already started finish
         and are reported, in order, as their turn would have come."""
         left = list(self.started)
+        assert self.order is not None
         for index, item in enumerate(left):
             nextitem = left[index + 1] if index + 1 < len(left) else None
+            self.order.take_turn(item)
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
 
     def abort(self) -> None:
