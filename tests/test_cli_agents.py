@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import platform
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.claude import ClaudeAgent
-from pytest_agentbench.agents.cli_base import CliAgent, CliSession, StreamFacts, TrialPaths
+from pytest_agentbench.agents.cli_base import CliAgent, CliSession, CliTrial, StreamFacts
 from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
 from pytest_agentbench.agents.prices import Price, PriceTableError, load_prices
@@ -33,71 +36,71 @@ def make(cls: type[CliAgent], model: str | None = "m1", **opts: str) -> CliAgent
 
 
 @pytest.fixture
-def paths(tmp_path: Path) -> TrialPaths:
-    return TrialPaths(tmp_path, str(tmp_path))
+def trial(tmp_path: Path) -> CliTrial:
+    return CliTrial(tmp_path, str(tmp_path))  # unmetered, without a base_url or step cap
 
 
-def test_codex_command_line_and_resume(paths: TrialPaths) -> None:
+def test_codex_command_line_and_resume(trial: CliTrial) -> None:
     codex = make(CodexAgent, base_url="http://127.0.0.1:9/v1", api_key_env="MY_KEY", retries="0")
-    first = codex.command("-do it-", None, paths)
+    trial = replace(trial, wire_url=codex.base_url)  # unmetered: the CLI is given base_url
+    first = codex.command("-do it-", None, trial)
     assert first[:2] == ["exec", "--json"] and first[-2:] == ["--", "-do it-"]
     assert 'model_providers.agentbench.base_url="http://127.0.0.1:9/v1"' in first
     assert 'model_providers.agentbench.env_key="MY_KEY"' in first
     assert "model_providers.agentbench.request_max_retries=0" in first
     assert 'sandbox_mode="workspace-write"' in first
-    resumed = codex.command("again", "thread-1", paths)
+    resumed = codex.command("again", "thread-1", trial)
     assert resumed[:3] == ["exec", "resume", "--json"]
     assert resumed[-3:] == ["--", "thread-1", "again"]
 
 
-def test_codex_home_is_not_under_its_tmpdir(paths: TrialPaths) -> None:
+def test_codex_home_is_not_under_its_tmpdir(trial: CliTrial) -> None:
     codex = make(CodexAgent)
-    codex.prepare(paths)
-    env = codex.child_env(paths)
+    codex.prepare(trial)
+    env = codex.child_env(trial)
     assert not env["CODEX_HOME"].startswith(env["TMPDIR"].rstrip("/") + "/")
     assert Path(env["CODEX_HOME"]).is_dir()
 
 
-def test_claude_command_line(paths: TrialPaths) -> None:
+def test_claude_command_line(trial: CliTrial) -> None:
     claude = ClaudeAgent(
         Settings(agent="claude", model="m1", reasoning="high", agent_opts={"bin": "/bin/true"})
     )
-    argv = claude.command("fix it", "sess-1", paths)
+    argv = claude.command("fix it", "sess-1", trial)
     assert argv[:5] == ["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
     for pair in (["--model", "m1"], ["--effort", "high"], ["--resume", "sess-1"]):
         assert any(argv[i : i + 2] == pair for i in range(len(argv)))
     assert argv[-2:] == ["--", "fix it"]
-    env = claude.child_env(paths)
+    env = claude.child_env(trial)
     assert env["IS_SANDBOX"] == "1" and env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
 
 
-def test_claude_key_from_another_variable(
-    paths: TrialPaths, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_claude_key_from_another_variable(trial: CliTrial, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GATEWAY_KEY", SECRET)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     claude = make(ClaudeAgent, base_url="http://gw:8080", api_key_env="GATEWAY_KEY")
-    env = claude.child_env(paths)
+    env = claude.child_env(replace(trial, wire_url=claude.base_url))
     assert env["ANTHROPIC_API_KEY"] == SECRET and env["ANTHROPIC_BASE_URL"] == "http://gw:8080"
 
 
 def test_opencode_config_names_the_key_variable_never_its_value(
-    paths: TrialPaths, monkeypatch: pytest.MonkeyPatch
+    trial: CliTrial, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GATEWAY_KEY", SECRET)
     oc = make(OpencodeAgent, base_url="http://127.0.0.1:9/v1", api_key_env="GATEWAY_KEY")
-    oc.prepare(paths)
-    text = paths.host("opencode.json").read_text()
+    trial = replace(trial, wire_url=oc.base_url)
+    oc.prepare(trial)
+    text = trial.host("opencode.json").read_text()
     assert SECRET not in text
     provider = json.loads(text)["provider"]["agentbench"]
     assert provider["options"] == {
         "baseURL": "http://127.0.0.1:9/v1",
         "apiKey": "{env:GATEWAY_KEY}",
     }
-    argv = oc.command("go", "ses_1", paths)
+    argv = oc.command("go", "ses_1", trial)
     assert argv[argv.index("-m") : argv.index("-m") + 2] == ["-m", "agentbench/m1"]
     assert argv[-4:] == ["-s", "ses_1", "--", "go"]
-    assert oc.child_env(paths)["GATEWAY_KEY"] == SECRET
+    assert oc.child_env(trial)["GATEWAY_KEY"] == SECRET
 
 
 def test_opencode_with_base_url_needs_a_model() -> None:
@@ -107,26 +110,26 @@ def test_opencode_with_base_url_needs_a_model() -> None:
 
 @pytest.mark.parametrize("cls", [CodexAgent, ClaudeAgent, OpencodeAgent])
 def test_parent_agent_session_variables_never_reach_the_child(
-    cls: type[CliAgent], paths: TrialPaths, monkeypatch: pytest.MonkeyPatch
+    cls: type[CliAgent], trial: CliTrial, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_SANDBOX", "CODEX_HOME",
                  "OPENCODE", "OPENCODE_CONFIG_CONTENT", "AWS_SECRET_ACCESS_KEY"):  # fmt: skip
         monkeypatch.setenv(name, "from-the-parent")
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    env = make(cls).child_env(paths)
+    env = make(cls).child_env(trial)
     assert "from-the-parent" not in env.values()
-    assert env["HOME"] == str(paths.host_home)
-    assert env["XDG_CONFIG_HOME"].startswith(str(paths.host_home))
+    assert env["HOME"] == str(trial.host_home)
+    assert env["XDG_CONFIG_HOME"].startswith(str(trial.host_home))
     if cls is not ClaudeAgent:
         assert env["OPENAI_API_KEY"] == SECRET
 
 
 def test_extra_variables_pass_only_when_named(
-    paths: TrialPaths, monkeypatch: pytest.MonkeyPatch
+    trial: CliTrial, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CORP_CA_BUNDLE", "/etc/ca.pem")
-    assert "CORP_CA_BUNDLE" not in make(CodexAgent).child_env(paths)
-    assert make(CodexAgent, env="CORP_CA_BUNDLE").child_env(paths)["CORP_CA_BUNDLE"]
+    assert "CORP_CA_BUNDLE" not in make(CodexAgent).child_env(trial)
+    assert make(CodexAgent, env="CORP_CA_BUNDLE").child_env(trial)["CORP_CA_BUNDLE"]
 
 
 def test_credentials_are_scrubbed_from_saved_text(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,11 +165,17 @@ class _Sandbox:
         self.inner_home = str(home)
 
 
+class _Task:
+    def __init__(self, max_steps: int | None) -> None:
+        self.max_steps = max_steps
+
+
 class _Ctx:
     arm = None  # a run without arms
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, max_steps: int | None = None) -> None:
         self.sandbox = _Sandbox(home)
+        self.task = _Task(max_steps)
 
 
 def test_session_cumulative_usage_becomes_per_round(tmp_path: Path) -> None:
@@ -292,19 +301,19 @@ class _NoNamespaces(TmpProvider):
 
 
 def test_codex_turns_its_own_sandbox_off_where_namespaces_are_unavailable(
-    paths: TrialPaths,
+    trial: CliTrial,
 ) -> None:
     codex = make(CodexAgent)
     codex.use_sandbox(_NoNamespaces(None))
     assert codex.run_binary == "/inside/true"
-    assert 'sandbox_mode="danger-full-access"' in codex.command("p", None, paths)
+    assert 'sandbox_mode="danger-full-access"' in codex.command("p", None, trial)
     chosen = make(CodexAgent, sandbox="read-only")
     chosen.use_sandbox(_NoNamespaces(None))
-    assert 'sandbox_mode="read-only"' in chosen.command("p", None, paths)
+    assert 'sandbox_mode="read-only"' in chosen.command("p", None, trial)
     default, on_host = make(CodexAgent), TmpProvider("/dev/shm")
     default.use_sandbox(on_host)
     assert default.run_binary == "/bin/true"
-    assert 'sandbox_mode="workspace-write"' in default.command("p", None, paths)
+    assert 'sandbox_mode="workspace-write"' in default.command("p", None, trial)
     assert on_host.home_parent is None  # a real CLI's home stays on disk
 
 
@@ -349,7 +358,8 @@ def test_preflight_accepts_only_a_variable_the_cli_reads(
 WIRE_CLIENT = """
 import json, os, sys, urllib.request
 body = {"stream": True, "tools": [{"type": "function", "function": {"name": "bash"}}],
-        "messages": [{"role": "user", "content": sys.argv[2] + " " + os.environ["WIRE_KEY"]}]}
+        "messages": [{"role": "user", "content": sys.argv[2] + " " + os.environ["WIRE_KEY"]}],
+        "max_steps": sys.argv[3]}
 request = urllib.request.Request(sys.argv[1] + "/chat/completions", json.dumps(body).encode(),
                                  {"content-type": "application/json"})
 urllib.request.urlopen(request).read()
@@ -357,15 +367,16 @@ urllib.request.urlopen(request).read()
 
 
 class _WireAgent(CliAgent):
-    """A stand-in CLI: one Chat request through the meter per round."""
+    """A stand-in CLI: one Chat request through the meter per round, carrying the step cap
+    it was given."""
 
     name = "codex"
     default_key_env = "WIRE_KEY"
 
-    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
-        return ["-c", WIRE_CLIENT, self.wire_url or "", prompt]
+    def command(self, prompt: str, session_id: str | None, trial: CliTrial) -> list[str]:
+        return ["-c", WIRE_CLIENT, trial.wire_url or "", prompt, str(trial.step_limit)]
 
-    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
+    def adapter_env(self, trial: CliTrial) -> dict[str, str]:
         return {}
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
@@ -400,3 +411,36 @@ def test_each_metered_round_gets_its_own_wire_lines_kept_outside_the_sandbox(
     assert lines[1][0]["request"]["messages"][0]["content"] == "b [redacted]"
     assert "data: [DONE]" in lines[1][0]["response"]
     assert all(SECRET not in r.raw["wire"] for r in rounds)
+
+
+def test_concurrent_sessions_of_one_agent_each_keep_their_own_route_and_step_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both sessions are open before either runs its round: what one trial was told never
+    reaches the other."""
+    monkeypatch.setenv("WIRE_KEY", SECRET)
+    both_open = threading.Barrier(2, timeout=30)
+
+    def trial(name: str, steps: int) -> tuple[str | None, list[dict[str, Any]]]:
+        home = tmp_path / name
+        home.mkdir()
+        ctx = _Ctx(home, max_steps=steps)
+        ctx.sandbox = _RunSandbox(home)
+        session = CliSession(agent, ctx)  # type: ignore[arg-type]
+        try:
+            both_open.wait()
+            result = session.run_round(name, 0, timeout=60)
+            return session.trial.wire_url, [json.loads(x) for x in result.raw["wire"].splitlines()]
+        finally:
+            session.close()
+
+    with ScriptedModelServer({"turns": [{"message": "done"}] * 2}) as server:
+        opts = {"bin": sys.executable, "base_url": server.openai_base_url}
+        agent = _WireAgent(Settings(agent="codex", agent_opts=opts))
+        with ThreadPoolExecutor(2) as pool:
+            (url_a, wire_a), (url_b, wire_b) = pool.map(trial, ["a", "b"], [3, 7])
+    assert url_a != url_b and server.openai_base_url not in (url_a, url_b)
+    assert [line["request"]["messages"][0]["content"] for line in wire_a] == ["a [redacted]"]
+    assert [line["request"]["messages"][0]["content"] for line in wire_b] == ["b [redacted]"]
+    assert [wire_a[0]["request"]["max_steps"], wire_b[0]["request"]["max_steps"]] == ["3", "7"]
+    assert not hasattr(agent, "wire_url") and not hasattr(agent, "step_limit")

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_agentbench.agents.base import TrialContext
 from pytest_agentbench.agents.claude import ClaudeAgent
-from pytest_agentbench.agents.cli_base import TrialPaths
+from pytest_agentbench.agents.cli_base import CliSession
 from pytest_agentbench.grading.validate import validate
 from pytest_agentbench.sandbox.tmp import TmpProvider
 from pytest_agentbench.settings import Settings
@@ -125,7 +125,8 @@ def test_max_steps_reaches_claude_as_max_turns(task_name: str, limit: list[str])
     task = load_task_dir(SUITE / task_name)
     with TmpProvider(None).create(task, "t") as sandbox:
         session = claude.start(TrialContext(task, 0, 0, sandbox, 0, settings))
-        argv = claude.command("p", None, TrialPaths(sandbox.home, sandbox.inner_home))
+        assert isinstance(session, CliSession)
+        argv = claude.command("p", None, session.trial)
         session.close()
     assert argv[-2 - len(limit) :] == [*limit, "--", "p"]
     assert ("--max-turns" in argv) == bool(limit)

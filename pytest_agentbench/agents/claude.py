@@ -9,8 +9,8 @@ from typing import Any
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.cli_base import (
     CliAgent,
+    CliTrial,
     StreamFacts,
-    TrialPaths,
     as_int,
 )
 from pytest_agentbench.agents.delivery import Places
@@ -94,16 +94,16 @@ class ClaudeAgent(CliAgent):
     def permission_mode(self) -> str:
         return self.option("permission_mode") or "bypassPermissions"
 
-    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
+    def adapter_env(self, trial: CliTrial) -> dict[str, str]:
         env = {
-            "CLAUDE_CONFIG_DIR": paths.inner(".claude"),
+            "CLAUDE_CONFIG_DIR": trial.inner(".claude"),
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
         }
         if self.permission_mode == "bypassPermissions":
             env["IS_SANDBOX"] = "1"  # the harness is the sandbox; without it root is refused
-        if self.wire_url:
-            env["ANTHROPIC_BASE_URL"] = self.wire_url
+        if trial.wire_url:
+            env["ANTHROPIC_BASE_URL"] = trial.wire_url
         if self.key_env != self.default_key_env and self.key_env in os.environ:
             env["ANTHROPIC_API_KEY"] = os.environ[self.key_env]
         retries = self.option("retries")
@@ -111,7 +111,7 @@ class ClaudeAgent(CliAgent):
             env["CLAUDE_CODE_MAX_RETRIES"] = retries
         return env
 
-    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
+    def command(self, prompt: str, session_id: str | None, trial: CliTrial) -> list[str]:
         argv = ["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
         argv += ["--permission-mode", self.permission_mode]
         if self.settings.model:
@@ -120,8 +120,8 @@ class ClaudeAgent(CliAgent):
             argv += ["--effort", self.settings.reasoning]
         if session_id:
             argv += ["--resume", session_id]
-        if self.step_limit is not None:
-            argv += ["--max-turns", str(self.step_limit)]
+        if trial.step_limit is not None:
+            argv += ["--max-turns", str(trial.step_limit)]
         return [*argv, "--", prompt]
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -168,11 +169,15 @@ def toml_value(value: str) -> str:
 
 
 @dataclass(frozen=True)
-class TrialPaths:
-    """The private home of one trial, as the host and as the agent process see it."""
+class CliTrial:
+    """What an adapter is told of one trial: its private home, as the host and as the agent
+    process see it, the base URL to hand the CLI and the task's step cap. Per trial, never on
+    the agent, which the trials of one process share and may run at once."""
 
     host_home: Path
     inner_home: str
+    wire_url: str | None = None  # base_url, or the metered trial's own route through the meter
+    step_limit: int | None = None  # the task's max_steps, for CLIs that take one
 
     def host(self, rel: str) -> Path:
         return self.host_home / rel
@@ -193,7 +198,6 @@ class CliAgent(Agent):
     login_hint: str = ""  # the CLI's own login, which a private home never holds
     meterable = True
     own_options: tuple[str, ...] = ()  # --agent-opt keys this adapter adds
-    step_limit: int | None = None  # the current trial's task's max_steps, for CLIs that take one
 
     @classmethod
     def allowed_options(cls) -> tuple[str, ...]:
@@ -205,10 +209,10 @@ class CliAgent(Agent):
         self.binary = self._find_binary()
         self.run_binary = self.binary  # the same program as the sandbox's processes see it
         self.base_url = self.option("base_url")
-        # The base URL handed to the CLI: the metering proxy's trial prefix when metered.
-        self.wire_url = self.base_url
         self.key_env = self.option("api_key_env") or self.default_key_env
         self.extra_env = [n for n in (self.option("env") or "").split(",") if n]
+        self._version_lock = threading.Lock()
+        self._version_asked = False
         self._version: str | None = None
 
     def _find_binary(self) -> str:
@@ -295,18 +299,18 @@ class CliAgent(Agent):
     # What each adapter says -------------------------------------------------------------
 
     @abstractmethod
-    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
+    def command(self, prompt: str, session_id: str | None, trial: CliTrial) -> list[str]:
         """argv after the binary; session_id set means: continue that session."""
 
     @abstractmethod
-    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
+    def adapter_env(self, trial: CliTrial) -> dict[str, str]:
         """Variables that point the CLI at its private config and at the provider."""
 
     @abstractmethod
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
         """Read one round's events."""
 
-    def prepare(self, paths: TrialPaths) -> None:
+    def prepare(self, trial: CliTrial) -> None:
         """Write private config files before the first round."""
 
     def reported_cost_is_known(self) -> bool:
@@ -339,51 +343,56 @@ class CliAgent(Agent):
         return self.default_provider
 
     def cli_version(self) -> str | None:
-        """`BIN --version`, run once with a throwaway home: even --version writes there.
+        """`BIN --version`, asked once (concurrent trials wait for the one answer, unknown
+        included) with a throwaway home: even --version writes there.
 
         Unknown for a CLI named for the docker image's PATH: only the image has it.
         """
         if self.settings.sandbox == "docker" and "/" not in self.binary:
             return None
-        if self._version is None:
-            with tempfile.TemporaryDirectory(prefix="agentbench-version-") as home:
-                paths = TrialPaths(Path(home), home)
-                self.prepare(paths)
-                env = self.child_env(paths)
-                try:
-                    done = subprocess.run(
-                        [self.binary, "--version"],
-                        env=env,
-                        cwd=home,
-                        stdin=subprocess.DEVNULL,
-                        capture_output=True,
-                        timeout=VERSION_TIMEOUT,
-                        check=False,
-                    )
-                except (OSError, subprocess.TimeoutExpired):
-                    return None
-                lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
-                self._version = lines[0].strip() if done.returncode == 0 and lines else None
+        with self._version_lock:
+            if not self._version_asked:
+                self._version = self._ask_version()
+                self._version_asked = True
         return self._version
+
+    def _ask_version(self) -> str | None:
+        with tempfile.TemporaryDirectory(prefix="agentbench-version-") as home:
+            trial = CliTrial(Path(home), home, self.base_url)
+            self.prepare(trial)
+            try:
+                done = subprocess.run(
+                    [self.binary, "--version"],
+                    env=self.child_env(trial),
+                    cwd=home,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=VERSION_TIMEOUT,
+                    check=False,
+                )
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+        lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
+        return lines[0].strip() if done.returncode == 0 and lines else None
 
     def passthrough_names(self) -> list[str]:
         return [*self.credential_env, self.key_env, *self.extra_env]
 
-    def child_env(self, paths: TrialPaths) -> dict[str, str]:
+    def child_env(self, trial: CliTrial) -> dict[str, str]:
         """A small environment: base variables, credentials, and private config locations."""
         env = {name: os.environ[name] for name in BASE_ENV if name in os.environ}
         env.update({n: os.environ[n] for n in self.passthrough_names() if n in os.environ})
         env.update(
-            HOME=paths.inner_home,
-            TMPDIR=paths.inner("tmp"),
-            XDG_CONFIG_HOME=paths.inner(".config"),
-            XDG_DATA_HOME=paths.inner(".local/share"),
-            XDG_CACHE_HOME=paths.inner(".cache"),
-            XDG_STATE_HOME=paths.inner(".local/state"),
+            HOME=trial.inner_home,
+            TMPDIR=trial.inner("tmp"),
+            XDG_CONFIG_HOME=trial.inner(".config"),
+            XDG_DATA_HOME=trial.inner(".local/share"),
+            XDG_CACHE_HOME=trial.inner(".cache"),
+            XDG_STATE_HOME=trial.inner(".local/state"),
         )
         for rel in ("tmp", ".config", ".local/share", ".cache", ".local/state"):
-            paths.host(rel).mkdir(parents=True, exist_ok=True)
-        env.update(self.adapter_env(paths))
+            trial.host(rel).mkdir(parents=True, exist_ok=True)
+        env.update(self.adapter_env(trial))
         return env
 
     def secrets(self) -> list[str]:
@@ -406,7 +415,6 @@ class CliAgent(Agent):
         return None
 
     def start(self, ctx: TrialContext) -> AgentSession:
-        self.step_limit = ctx.task.max_steps  # one trial at a time per process
         return CliSession(self, ctx)
 
 
@@ -419,7 +427,6 @@ class CliSession(AgentSession):
     def __init__(self, agent: CliAgent, ctx: TrialContext) -> None:
         self.agent = agent
         self.ctx = ctx
-        self.paths = TrialPaths(ctx.sandbox.home, ctx.sandbox.inner_home)
         self.session_id: str | None = None
         self.reported: TokenUsage | None = TokenUsage(0, 0, 0, 0)  # None: base unknown
         self.meter: MeterProcess | None = None
@@ -429,16 +436,19 @@ class CliSession(AgentSession):
         self.wire_dir: Path | None = None
         self.wire_read = 0  # bytes of the bodies file already given to earlier rounds
         upstream = agent.meter_upstream()
-        agent.wire_url = agent.base_url
+        wire_url = agent.base_url
         if upstream is not None:
             self.meter = shared_meter(agent.settings.meter_log)
             self.wire_dir = Path(tempfile.mkdtemp(prefix="agentbench-wire-", dir=owned_dir()))
-            self.meter_token, agent.wire_url = self.meter.open_trial(
+            self.meter_token, wire_url = self.meter.open_trial(
                 upstream, agent.settings.faults, bodies=self.wire_dir / "wire.jsonl"
             )
-        agent.prepare(self.paths)
+        self.trial = CliTrial(
+            ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, ctx.task.max_steps
+        )
+        agent.prepare(self.trial)
         if ctx.arm is not None:
-            agent.deliver(ctx.arm, self.paths.host_home)
+            agent.deliver(ctx.arm, self.trial.host_home)
 
     def round_tokens(self, reported: TokenUsage | None) -> TokenUsage | None:
         """This round's tokens; for session-cumulative CLIs, the growth since the last round."""
@@ -465,12 +475,12 @@ class CliSession(AgentSession):
             "-c",
             _EVENTS_WRAPPER,
             f"agentbench-{agent.name}",
-            self.paths.inner(events_name),
+            self.trial.inner(events_name),
             agent.run_binary,
-            *agent.command(prompt, resume, self.paths),
+            *agent.command(prompt, resume, self.trial),
         ]
-        result = self.ctx.sandbox.run(argv, env=agent.child_env(self.paths), timeout=timeout)
-        events_file = self.paths.host(events_name)
+        result = self.ctx.sandbox.run(argv, env=agent.child_env(self.trial), timeout=timeout)
+        events_file = self.trial.host(events_name)
         facts = agent.parse(read_events(events_file))
         tokens = self.round_tokens(facts.tokens)
         self.session_id = facts.session_id or self.session_id
@@ -513,7 +523,6 @@ class CliSession(AgentSession):
         if self.meter is not None:
             self.meter.close_trial(self.meter_token)
             self.meter = None
-            self.agent.wire_url = self.agent.base_url
         if self.wire_dir is not None:
             shutil.rmtree(self.wire_dir, ignore_errors=True)
             self.wire_dir = None

@@ -9,8 +9,8 @@ from typing import Any
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.cli_base import (
     CliAgent,
+    CliTrial,
     StreamFacts,
-    TrialPaths,
     as_int,
     toml_value,
 )
@@ -53,24 +53,24 @@ class CodexAgent(CliAgent):
             # codex's own sandbox needs namespaces; the harness's sandbox is the boundary here.
             self.sandbox_mode = "danger-full-access"
 
-    def prepare(self, paths: TrialPaths) -> None:
-        paths.host(".codex").mkdir(exist_ok=True)
+    def prepare(self, trial: CliTrial) -> None:
+        trial.host(".codex").mkdir(exist_ok=True)
 
-    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
-        return {"CODEX_HOME": paths.inner(".codex")}
+    def adapter_env(self, trial: CliTrial) -> dict[str, str]:
+        return {"CODEX_HOME": trial.inner(".codex")}
 
-    def config(self) -> dict[str, str]:
+    def config(self, trial: CliTrial) -> dict[str, str]:
         """`-c key=value` overrides: sandbox, effort, and the provider when base_url is set."""
         values = {"sandbox_mode": self.sandbox_mode}
         if self.settings.reasoning:
             values["model_reasoning_effort"] = self.settings.reasoning
-        if self.wire_url:  # a metered run reaches OpenAI through a custom provider too
+        if trial.wire_url:  # a metered run reaches OpenAI through a custom provider too
             prefix = f"model_providers.{PROVIDER}"
             values.update(
                 {
                     "model_provider": PROVIDER,
                     f"{prefix}.name": PROVIDER,
-                    f"{prefix}.base_url": self.wire_url,
+                    f"{prefix}.base_url": trial.wire_url,
                     f"{prefix}.env_key": self.key_env,
                     f"{prefix}.wire_api": "responses",
                 }
@@ -81,12 +81,12 @@ class CodexAgent(CliAgent):
                 values[f"{prefix}.stream_max_retries"] = retries
         return values
 
-    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
+    def command(self, prompt: str, session_id: str | None, trial: CliTrial) -> list[str]:
         argv = ["exec", *(["resume"] if session_id else [])]
         argv += ["--json", "--skip-git-repo-check", "--ignore-user-config"]
         if self.settings.model:
             argv += ["-m", self.settings.model]
-        for key, value in self.config().items():
+        for key, value in self.config(trial).items():
             rendered = value if value.isdigit() else toml_value(value)
             argv += ["-c", f"{key}={rendered}"]
         return [*argv, "--", *([session_id] if session_id else []), prompt]

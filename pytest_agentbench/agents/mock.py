@@ -136,7 +136,8 @@ class MockAgent(Agent):
 
     def changes_of(self, task: Task, expected: Tree) -> tuple[list[str], list[str]]:
         """The expected files whose bytes differ from the input, and those of them the input
-        has (edits rather than creations); worked out once per task."""
+        has (edits rather than creations); worked out once per task (concurrent trials racing
+        here work out the same answer, so no lock)."""
         if task.id not in self._changes:
             original = as_mapping(task.input_tree)
             target = as_mapping(expected)

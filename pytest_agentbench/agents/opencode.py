@@ -11,8 +11,8 @@ import pytest
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.cli_base import (
     CliAgent,
+    CliTrial,
     StreamFacts,
-    TrialPaths,
     as_int,
 )
 from pytest_agentbench.agents.delivery import Places
@@ -96,7 +96,7 @@ class OpencodeAgent(CliAgent):
         model = self.settings.model
         return f"{PROVIDER}/{model}" if self.base_url and model else model
 
-    def config(self) -> dict[str, Any]:
+    def config(self, trial: CliTrial) -> dict[str, Any]:
         """opencode.json: permissions, no updates or sharing, and the provider for base_url.
 
         The API key is referenced as {env:NAME}, so it is never written to disk.
@@ -112,20 +112,22 @@ class OpencodeAgent(CliAgent):
                 PROVIDER: {
                     "npm": "@ai-sdk/openai-compatible",
                     "name": PROVIDER,
-                    "options": {"baseURL": self.wire_url, "apiKey": f"{{env:{self.key_env}}}"},
+                    "options": {"baseURL": trial.wire_url, "apiKey": f"{{env:{self.key_env}}}"},
                     "models": {self.settings.model: {"name": self.settings.model}},
                 }
             }
-        if self.step_limit is not None:  # the steps of `opencode run`'s default agent
-            config["agent"] = {"build": {"steps": self.step_limit}}
+        if trial.step_limit is not None:  # the steps of `opencode run`'s default agent
+            config["agent"] = {"build": {"steps": trial.step_limit}}
         return config
 
-    def prepare(self, paths: TrialPaths) -> None:
-        paths.host(CONFIG_FILE).write_text(json.dumps(self.config(), indent=2), encoding="utf-8")
+    def prepare(self, trial: CliTrial) -> None:
+        trial.host(CONFIG_FILE).write_text(
+            json.dumps(self.config(trial), indent=2), encoding="utf-8"
+        )
 
-    def adapter_env(self, paths: TrialPaths) -> dict[str, str]:
+    def adapter_env(self, trial: CliTrial) -> dict[str, str]:
         env = {
-            "OPENCODE_CONFIG": paths.inner(CONFIG_FILE),
+            "OPENCODE_CONFIG": trial.inner(CONFIG_FILE),
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
             "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
             "OPENCODE_DISABLE_SHARE": "1",
@@ -138,7 +140,7 @@ class OpencodeAgent(CliAgent):
         # A provider of our own making has no prices: opencode reports 0, which means unknown.
         return not self.base_url
 
-    def command(self, prompt: str, session_id: str | None, paths: TrialPaths) -> list[str]:
+    def command(self, prompt: str, session_id: str | None, trial: CliTrial) -> list[str]:
         # A fixed --title spares the extra title request opencode would not count in its usage.
         argv = ["run", "--pure", "--format", "json", "--title", "agentbench"]
         if self.model_arg:

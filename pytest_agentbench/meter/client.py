@@ -6,6 +6,7 @@ import json
 import secrets
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -77,20 +78,24 @@ class MeterProcess:
 
 
 _shared: MeterProcess | None = None
+_shared_lock = threading.Lock()  # concurrent trials' first calls start one proxy, not several
 
 
 def shared_meter(log: Path | None) -> MeterProcess:
-    """This pytest process's proxy, started on first use (trials of one process run one at a
-    time, so one proxy serves them all; xdist workers each start their own)."""
+    """This pytest process's proxy, started on first use: one proxy serves all the process's
+    trials, concurrent ones too, each through its own route token (xdist workers each start
+    their own)."""
     global _shared
-    if _shared is None:
-        _shared = MeterProcess(log=log)
-    return _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = MeterProcess(log=log)
+        return _shared
 
 
 def stop_shared_meter() -> None:
     """Stop this process's proxy, if one was started (at pytest_unconfigure)."""
     global _shared
-    if _shared is not None:
-        _shared.stop()
-        _shared = None
+    with _shared_lock:
+        if _shared is not None:
+            _shared.stop()
+            _shared = None

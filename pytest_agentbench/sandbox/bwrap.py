@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -273,6 +274,7 @@ class BwrapProvider(SandboxProvider):
         self.binary = shutil.which("bwrap") or "bwrap"
         self._exposed: dict[tuple[tuple[str, ...], str | None], list[Path]] = {}
         self._runtime_binds: list[str] | None = None
+        self._staging = threading.Lock()  # concurrent first trials stage one /etc, not several
         probe = create_trial_cgroup(f"agentbench-probe-{os.getpid()}", limits.pids, 1 << 30)
         self.use_cgroups = probe is not None
         if probe is not None:
@@ -282,17 +284,18 @@ class BwrapProvider(SandboxProvider):
     def runtime_binds(self) -> list[str]:
         """The runtime and the staged /etc, staged when the first agent process starts: runs
         that start none (--collect-only, the mock and oracle agents) never pay for it."""
-        if self._runtime_binds is None:
-            etc = Path(tempfile.mkdtemp(prefix="agentbench-etc-", dir=owned_dir(memory_dir())))
-            stage_etc(etc)
-            self._runtime_binds = [*_runtime_binds(), "--ro-bind", str(etc), "/etc"]
-        return self._runtime_binds
+        with self._staging:
+            if self._runtime_binds is None:
+                etc = Path(tempfile.mkdtemp(prefix="agentbench-etc-", dir=owned_dir(memory_dir())))
+                stage_etc(etc)
+                self._runtime_binds = [*_runtime_binds(), "--ro-bind", str(etc), "/etc"]
+            return self._runtime_binds
 
     def exposures(self, argv: Sequence[str], env: Mapping[str, str]) -> list[Path]:
         """The read-only paths argv's programs need, looked up once per program and PATH."""
         programs = tuple(launched_programs(argv))
         key = (programs, env.get("PATH"))
-        if key not in self._exposed:
+        if key not in self._exposed:  # trials racing here find the same paths: no lock needed
             exposed: list[Path] = []
             for program in programs:
                 found = agent_exposures([program], env, self.program_hidden())

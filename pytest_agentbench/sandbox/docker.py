@@ -346,7 +346,8 @@ class DockerSandbox(Sandbox):
 
 
 # Live sandboxes by host workspace: a task graded inside its container (Harbor) finds its
-# container from the workspace the grading hook is given.
+# container from the workspace the grading hook is given. Concurrent trials each add and drop
+# their own key, which a dict does atomically: no lock.
 _SANDBOXES: dict[Path, DockerSandbox] = {}
 
 

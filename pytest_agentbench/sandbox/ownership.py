@@ -21,6 +21,7 @@ import os
 import socket
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,32 +125,36 @@ def left_behind(roots: list[str]) -> list[OwnedDirectory]:
 
 
 class _OwnerDirectories:
-    """This process's owner directory in each temporary root, made on first use."""
+    """This process's owner directory in each temporary root, made on first use; concurrent
+    trials asking at once get the one directory, and the sweep runs once."""
 
     def __init__(self) -> None:
         self.made: dict[str, Path] = {}
         self.swept = False
+        self.lock = threading.Lock()
 
     def get(self, parent: str | None) -> Path:
         root = parent or tempfile.gettempdir()
-        if root not in self.made:
-            if not self.swept:
-                self.swept = True
-                for owned in left_behind([*default_roots(), root]):
-                    remove_later(owned.path)
-            path = Path(tempfile.mkdtemp(prefix=OWNER_PREFIX, dir=root))
-            (path / OWNER_FILE).write_text(owner_token() + "\n")
-            self.made[root] = path
-        return self.made[root]
+        with self.lock:
+            if root not in self.made:
+                if not self.swept:
+                    self.swept = True
+                    for owned in left_behind([*default_roots(), root]):
+                        remove_later(owned.path)
+                path = Path(tempfile.mkdtemp(prefix=OWNER_PREFIX, dir=root))
+                (path / OWNER_FILE).write_text(owner_token() + "\n")
+                self.made[root] = path
+            return self.made[root]
 
     def remove_all(self) -> None:
         """At exit: once the trials' own removals are done, remove the owner directories."""
-        if not self.made:
-            return
-        wait_for_file_work()
-        for path in self.made.values():
-            remove_later(path)
-        self.made.clear()
+        with self.lock:
+            if not self.made:
+                return
+            wait_for_file_work()
+            for path in self.made.values():
+                remove_later(path)
+            self.made.clear()
 
 
 _directories = _OwnerDirectories()

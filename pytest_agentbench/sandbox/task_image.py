@@ -23,6 +23,7 @@ import re
 import shutil
 import tarfile
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -101,24 +102,28 @@ class BuiltImage:
 
 
 _BUILT: dict[str, BuiltImage | TaskError] = {}  # per process: content hash -> image or error
+_BUILDING: dict[str, threading.Lock] = {}  # per content hash: held while its image is prepared
+_BUILDING_LOCK = threading.Lock()  # guards _BUILDING
 
 
 def built_image(spec: ContainerSpec, client: Any = None) -> BuiltImage:
     """The task's image, built from its Dockerfile unless an image of that content exists
     (so once per content, across runs), its working directory copied out once per process; a
-    build that failed is not tried again by the same process (each repeat errors alike)."""
-    found = _BUILT.get(spec.context_hash)
+    build that failed is not tried again by the same process (each repeat errors alike).
+    Concurrent trials of one content wait for the one build; other contents build meanwhile."""
+    with _BUILDING_LOCK:
+        building = _BUILDING.setdefault(spec.context_hash, threading.Lock())
+    with building:
+        found = _BUILT.get(spec.context_hash)
+        if found is None:
+            try:
+                found = _prepare(spec, client)
+            except TaskError as exc:
+                found = exc
+            _BUILT[spec.context_hash] = found
     if isinstance(found, TaskError):
         raise found
-    if found is not None:
-        return found
-    try:
-        built = _prepare(spec, client)
-    except TaskError as exc:
-        _BUILT[spec.context_hash] = exc
-        raise
-    _BUILT[spec.context_hash] = built
-    return built
+    return found
 
 
 read_image_trees_with(lambda spec: built_image(spec).tree)
