@@ -143,11 +143,13 @@ class TrialsAhead:
         config: pytest.Config,
         limit: int,
         stopped: Callable[[], str | None],
+        began: Callable[[TaskItem], None],
         finished: Callable[[TaskItem, TrialDone], None],
     ) -> None:
         self.config = config
         self.limit = limit
         self.stopped = stopped  # why no trial starts now (the run's stop gate), else None
+        self.began = began  # told of each trial started, on pytest's thread
         self.finished = finished  # told of each finished trial on pytest's thread, at once
         self.inbox = Inbox()
         self.executor = ThreadPoolExecutor(limit, thread_name_prefix="agentbench-trial")

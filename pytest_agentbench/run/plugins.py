@@ -97,6 +97,7 @@ def _register_ahead(config: pytest.Config, settings: Settings, *, worker: bool) 
 
     gate = config.pluginmanager.get_plugin(STOP_GATE_NAME)
     budget = config.pluginmanager.get_plugin(BUDGET_NAME)
+    progress = config.pluginmanager.get_plugin(PROGRESS_NAME)
 
     def stopped() -> str | None:
         stop = gate.current() if gate is not None else None
@@ -106,7 +107,11 @@ def _register_ahead(config: pytest.Config, settings: Settings, *, worker: bool) 
         if budget is not None:
             budget.count_ahead(item.nodeid, done.observation)
 
-    ahead = TrialsAhead(config, settings.concurrency, stopped, finished)
+    def began(item: Any) -> None:
+        if progress is not None:
+            progress.started_ahead(item.nodeid)
+
+    ahead = TrialsAhead(config, settings.concurrency, stopped, began, finished)
     config.pluginmanager.register(ahead, AHEAD_NAME)
 
 

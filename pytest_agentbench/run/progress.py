@@ -2,7 +2,9 @@
 
 The controller writes it, one short line per event, rewritten at each session: the session
 (pid, host, time), the planned trial count once collection is known, each trial's start and
-end (by node id, as xdist reports them), and the session's end with pytest's exit status.
+end (by node id, as xdist reports them; a trial run ahead of its turn starts when it starts
+without xdist, when its turn comes under a worker), and the session's end with pytest's exit
+status.
 Lines are flushed, never fsynced: the file is a live view, the record is observations.jsonl.
 Workers write nothing, so a trial pays for no file of its own.
 """
@@ -31,6 +33,7 @@ class ProgressLog:
         self.path = directory / PROGRESS_FILE
         self.handle: Any = None
         self.planned = False
+        self.ahead: set[str] = set()  # trials whose start was written when they started
 
     def _write(self, line: str) -> None:
         """Append one line (a JSON object) and flush it."""
@@ -58,8 +61,19 @@ class ProgressLog:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self._plan(len(ids))  # every worker collects the same items
 
+    def started_ahead(self, nodeid: str) -> None:
+        """A trial of this process started ahead of its turn (run/ahead.py): it runs now."""
+        self.ahead.add(nodeid)
+        self._start(nodeid)
+
     @pytest.hookimpl
     def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if nodeid in self.ahead:
+            self.ahead.discard(nodeid)
+            return
+        self._start(nodeid)
+
+    def _start(self, nodeid: str) -> None:
         if self.planned:  # formatted by hand: per trial, json.dumps of a dict costs more
             self._write(f'{{"start":{json.dumps(nodeid)},"t":{time.time():.3f}}}\n')
 
