@@ -20,8 +20,9 @@ import pytest
 from test_graceful_stop import finish, recorded, resume_command, running, start, wait_for
 from tiny_tasks import make_tasks
 
-from conftest import one_error_line, simple_tasks, without_measured_times
 from pytest_agentbench.run.ahead import Inbox
+
+from conftest import one_error_line, simple_tasks, without_measured_times
 
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 # Solves the tasks whose number is even, after a moment: a mix of outcomes, trials that overlap.
