@@ -19,9 +19,24 @@ def header_lines(config: pytest.Config) -> list[str]:
     version = agent_info(config, settings).get("cli_version")
     agent = f"{settings.agent} ({version})" if version else settings.agent
     return [
+        *concurrency_lines(config, settings),
         f"agentbench: agent {agent}, model {settings.model or 'default'}, "
         f"reasoning {settings.reasoning or 'default'}, sandbox {provider.kind}, "
         f"repeats {settings.repeats}, oracle recoveries {settings.oracle_recoveries}, "
         f"retry failures {settings.retry_failures}, seed {settings.seed}",
         *warning_lines(config),
     ]
+
+
+def concurrency_lines(config: pytest.Config, settings: Settings) -> list[str]:
+    """How many trials run at once, when more than one does in a process, and what bounds it."""
+    if settings.concurrency == 1:
+        return []
+    from pytest_agentbench.run.ahead import CAPACITY_KEY
+
+    limit, bound = config.stash.get(CAPACITY_KEY, (settings.concurrency, None))
+    where = "per worker" if getattr(config.option, "numprocesses", None) else "at once"
+    line = f"agentbench: up to {limit} trials in flight {where}"
+    if bound is not None:
+        line += f" (--agentbench-concurrency {settings.concurrency}, bounded by {bound})"
+    return [line]

@@ -35,6 +35,8 @@ from pytest_agentbench.tasks.model import Task
 from pytest_agentbench.trial.fixtures import AHEAD_KEY
 from pytest_agentbench.trial.perform import GRADE_KEY, TrialDone, perform_alone
 
+# (trials in flight at once, what bounds them below --agentbench-concurrency or None)
+CAPACITY_KEY = pytest.StashKey[tuple[int, str | None]]()
 ABORT_WAIT_S = 60.0  # how long stopping at once waits for the trials' sandboxes to go
 SKIP_MARKS = ("skip", "skipif", "xfail")  # decided at the item's setup: it runs in its turn
 

@@ -93,8 +93,15 @@ def _register_ahead(config: pytest.Config, settings: Settings, *, worker: bool) 
 
         config.pluginmanager.register(AheadScheduler(settings.concurrency), SCHEDULER_NAME)
         return
-    from pytest_agentbench.run.ahead import TrialsAhead
+    from pytest_agentbench.run.ahead import CAPACITY_KEY, TrialsAhead
+    from pytest_agentbench.sandbox import provider_for
+    from pytest_agentbench.sandbox.capacity import trial_capacity
 
+    processes = int(config.workerinput["workercount"]) if worker else 1  # type: ignore[attr-defined]
+    limit, bound = trial_capacity(
+        provider_for(config, settings), settings.sandbox_limits, settings.concurrency, processes
+    )
+    config.stash[CAPACITY_KEY] = (limit, bound)
     gate = config.pluginmanager.get_plugin(STOP_GATE_NAME)
     budget = config.pluginmanager.get_plugin(BUDGET_NAME)
     progress = config.pluginmanager.get_plugin(PROGRESS_NAME)
@@ -111,7 +118,7 @@ def _register_ahead(config: pytest.Config, settings: Settings, *, worker: bool) 
         if progress is not None:
             progress.started_ahead(item.nodeid)
 
-    ahead = TrialsAhead(config, settings.concurrency, stopped, began, finished)
+    ahead = TrialsAhead(config, limit, stopped, began, finished)
     config.pluginmanager.register(ahead, AHEAD_NAME)
 
 
