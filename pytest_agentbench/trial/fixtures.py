@@ -91,9 +91,10 @@ def agentbench_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox | Non
 
 
 @pytest.fixture
-def agentbench_workspace(agentbench_sandbox: Sandbox) -> Path:
-    """Host path of the trial's workspace (a fresh copy of the input tree only)."""
-    return agentbench_sandbox.workspace
+def agentbench_workspace(agentbench_sandbox: Sandbox | None) -> Path | None:
+    """Host path of the trial's workspace (a fresh copy of the input tree only); None where
+    agentbench_sandbox is."""
+    return agentbench_sandbox.workspace if agentbench_sandbox is not None else None
 
 
 def run_trial(item: TaskItem, sandbox: Sandbox | None) -> None:
