@@ -14,16 +14,22 @@ observed for coverage, run again on resume.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import secrets
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_agentbench.run.stop import RunStop, Stop
+from pytest_agentbench.run.stop import RunStop, Stop, Stops
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.observation import Observation, attached
 
 STATUS = "budget_exhausted"
+WORKER_INPUT = "agentbench_spend_file"
 
 
 @dataclass
@@ -46,6 +52,15 @@ class Spend:
             self.tokens_unknown += 1
         else:
             self.tokens += tokens
+
+    def joined(self, other: Spend) -> Spend:
+        return Spend(
+            self.trials + other.trials,
+            self.cost_usd + other.cost_usd,
+            self.cost_unknown + other.cost_unknown,
+            self.tokens + other.tokens,
+            self.tokens_unknown + other.tokens_unknown,
+        )
 
     def describe(self) -> str:
         text = f"{self.cost_usd:.4f} USD and {self.tokens} tokens known"
@@ -78,7 +93,12 @@ def reached(settings: Settings, spend: Spend) -> str | None:
 
 
 class BudgetLedger:
-    """On the controller: tallies the spend, shares it with workers, reports and sets the exit."""
+    """On the controller: tallies the spend, shares it with workers, reports and sets the exit.
+
+    Under xdist with --agentbench-concurrency a worker's finished trials wait for their turn
+    before the controller hears of them, so the controller also writes each worker's reported
+    spend to a spend file; a worker adds its own finished trials to the others' (WorkerBudget).
+    """
 
     def __init__(self, settings: Settings, stops: RunStop) -> None:
         self.settings = settings
@@ -86,6 +106,14 @@ class BudgetLedger:
         self.spend = Spend()
         self.not_started = 0
         self.counted: set[str] = set()  # trials counted when they finished, ahead of their turn
+        self.path = stops.run_dir / f".spend-{secrets.token_hex(4)}"
+        self.by_worker: dict[str, Spend] | None = None  # shared with workers: per worker
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.settings.concurrency > 1:
+            self.by_worker = {}
+            node.workerinput[WORKER_INPUT] = str(self.path)
 
     def count_ahead(self, nodeid: str, observation: Observation) -> None:
         """A trial run ahead of its turn (run/ahead.py) finished: its spend counts now, so no
@@ -104,6 +132,10 @@ class BudgetLedger:
         if report.nodeid in self.counted:
             self.counted.discard(report.nodeid)
             return
+        node = getattr(report, "node", None)
+        if self.by_worker is not None and node is not None:
+            self.by_worker.setdefault(node.gateway.id, Spend()).add(*spend_of(observation))
+            self.share()
         self.add(observation)
 
     def add(self, observation: Observation) -> None:
@@ -112,10 +144,21 @@ class BudgetLedger:
         if why is not None:
             self.stops.close(Stop("budget", STATUS, why, halts=False))
 
+    def share(self) -> None:
+        assert self.by_worker is not None
+        shared = {worker: vars(spend) for worker, spend in self.by_worker.items()}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        temporary.write_text(json.dumps(shared), encoding="utf-8")
+        os.replace(temporary, self.path)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.not_started and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.by_worker is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -136,3 +179,33 @@ class BudgetLedger:
             f"{'trial' if self.not_started == 1 else 'trials'} not started (budget_exhausted)",
             red=True,
         )
+
+
+class WorkerBudget:
+    """On an xdist worker with --agentbench-concurrency: the other workers' reported spend
+    (the controller's spend file) and this worker's own finished trials, whether reported or
+    waiting for their turn; reaching the budget stops this worker starting trials at once."""
+
+    def __init__(self, settings: Settings, path: Path, worker: str, stops: Stops) -> None:
+        self.settings = settings
+        self.path = path
+        self.worker = worker
+        self.stops = stops
+        self.own = Spend()
+
+    def count_ahead(self, nodeid: str, observation: Observation) -> None:
+        self.own.add(*spend_of(observation))
+        self.check()
+
+    def check(self) -> None:
+        try:
+            shared = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            shared = {}
+        spend = self.own
+        for worker, counted in shared.items():
+            if worker != self.worker:
+                spend = spend.joined(Spend(**counted))
+        why = reached(self.settings, spend)
+        if why is not None:
+            self.stops.close(Stop("budget", STATUS, why, halts=False))

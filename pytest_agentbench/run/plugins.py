@@ -84,6 +84,18 @@ def register_run_plugins(config: pytest.Config, settings: Settings, *, worker: b
         _register_ahead(config, settings, worker=worker)
 
 
+def _worker_budget(config: pytest.Config, settings: Settings) -> Any:
+    """A worker's own count of the budget (budget.WorkerBudget), when the run has one."""
+    from pytest_agentbench.run.budget import WORKER_INPUT, WorkerBudget
+
+    path = config.workerinput.get(WORKER_INPUT)  # type: ignore[attr-defined]
+    stops = config.pluginmanager.get_plugin(STOP_NAME)
+    if path is None or stops is None:
+        return None
+    worker = config.workerinput["workerid"]  # type: ignore[attr-defined]
+    return WorkerBudget(settings, Path(path), worker, stops)
+
+
 def _register_ahead(config: pytest.Config, settings: Settings, *, worker: bool) -> None:
     """Trials in flight at once (run/ahead.py): where trials run -- this process without
     xdist, each worker with it -- and, on xdist's controller, the scheduler that keeps each
@@ -105,8 +117,12 @@ def _register_ahead(config: pytest.Config, settings: Settings, *, worker: bool) 
     gate = config.pluginmanager.get_plugin(STOP_GATE_NAME)
     budget = config.pluginmanager.get_plugin(BUDGET_NAME)
     progress = config.pluginmanager.get_plugin(PROGRESS_NAME)
+    if worker and budget is None:
+        budget = _worker_budget(config, settings)
 
     def stopped() -> str | None:
+        if worker and budget is not None:
+            budget.check()  # the other workers' spend, as the controller last heard of it
         stop = gate.current() if gate is not None else None
         return stop.reason if stop is not None else None
 

@@ -154,9 +154,12 @@ class StopFile:
         return shared if _supersedes(shared, self.own) else self.own
 
     def close(self, stop: Stop) -> None:
-        """A signal this worker received: end its session after the trial it runs."""
+        """This worker's own stop: a signal it received ends its session after the trial it
+        runs; its own count of a budget (budget.WorkerBudget) only starts no new trial."""
+        if not _supersedes(stop, self.own):
+            return
         self.own = stop
-        if self.session is not None:
+        if stop.halts and self.session is not None:
             self.session.shouldstop = f"agentbench {stop.by}: {stop.reason}"
 
     @pytest.hookimpl
