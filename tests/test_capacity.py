@@ -22,7 +22,7 @@ def soft_files():
 
 def test_the_soft_file_limit_is_raised_toward_the_hard_one(soft_files) -> None:
     _, hard = soft_files
-    most = capacity.FDS_PER_TRIAL * 50
+    most = 50
     if hard != resource.RLIM_INFINITY:
         most = min(most, (hard - capacity.FDS_KEPT) // capacity.FDS_PER_TRIAL)
     resource.setrlimit(resource.RLIMIT_NOFILE, (capacity.FDS_KEPT + 16, hard))
