@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_arms_run import suite as arms_suite
 from test_graceful_stop import finish, recorded, resume_command, running, start, wait_for
 from tiny_tasks import make_tasks
 
@@ -33,6 +34,7 @@ AGENTS = {
     "mock": ["--agent=mock", "--agentbench-seed=5"],
     "command": ["--agent=command", f"--agent-cmd={HALF_SOLVES}"],
     "oracle": ["--agent=oracle"],
+    "mock-recoveries": ["--agent=mock", "--agentbench-seed=5", "--oracle-recoveries=1"],
 }
 
 
@@ -77,6 +79,28 @@ def test_reports_at_concurrency_8_are_those_of_concurrency_1(
     if not dist:  # in the same order, item by item
         assert outcome_lines(one) == outcome_lines(many)
     assert many.ret == one.ret
+
+
+@DIST
+def test_arms_interleave_and_keep_at_concurrency_4_as_one_at_a_time(
+    pytester: pytest.Pytester, dist: list[str]
+) -> None:
+    common = [
+        "--agent=mock",
+        "--sandbox=tmp",
+        *arms_suite(pytester),
+        "--repeats=2",
+        "--agentbench-keep=failed",
+    ]
+    run(pytester, *common, "--agentbench-json=one.json", "--agentbench-dir=one")
+    run(pytester, *common, *dist, "--agentbench-concurrency=4", "--agentbench-json=4.json")
+    reference, other = load(pytester.path / "one.json"), load(pytester.path / "4.json")
+    assert {o.get("arm") for o in reference["observations"]} >= {"vanilla", "core"}
+    assert comparable(reference) == comparable(other)
+    assert reference["arms"] == other["arms"]
+    kept = {p.name for p in (pytester.path / "one" / "trials").iterdir()}
+    other_dir = Path(other["run"]["run_dir"])
+    assert kept and kept == {p.name for p in (other_dir / "trials").iterdir()}
 
 
 def spans(log: Path) -> list[tuple[float, float]]:
