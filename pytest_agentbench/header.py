@@ -13,7 +13,7 @@ from pytest_agentbench.settings import Settings
 def header_lines(config: pytest.Config) -> list[str]:
     settings: Settings = config.stash[SETTINGS_KEY]
     from pytest_agentbench.sandbox import provider_for
-    from pytest_agentbench.trial.fixtures import agent_info
+    from pytest_agentbench.trial.process import agent_info
 
     provider = provider_for(config, settings)
     version = agent_info(config, settings).get("cli_version")

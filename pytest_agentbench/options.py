@@ -320,6 +320,14 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
     _add(
         parser,
         group,
+        "--agentbench-concurrency",
+        "concurrency",
+        "up to N trials in flight at once in each pytest process, on threads (default 1: one "
+        "at a time); with -n, in each worker (docs/scaling.md)",
+    )
+    _add(
+        parser,
+        group,
         "--arms",
         "arms",
         "arms file (TOML): run every task under vanilla and each named treatment, paired "
@@ -380,7 +388,7 @@ SAVED_AS_IS = frozenset(
         *("oracle_recoveries", "retry_failures", "json_path", "seed", "sandbox", "docker_image"),
         *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
         *("max_consecutive_failures", "meter", "faults", "meter_log", "label", "raw_limit"),
-        *("trajectories",),
+        *("trajectories", "concurrency"),
     }
 )
 """Options whose values run.json's settings keep under the option's own name."""
@@ -579,7 +587,20 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             _value(config, "max_consecutive_failures", 5),
             1,
         ),
+        concurrency=parse_concurrency(config),
     )
+
+
+def parse_concurrency(config: pytest.Config) -> int:
+    """--agentbench-concurrency: a whole number from 1; xdist's work stealing would take a
+    trial already started off the worker that started it, so it is refused."""
+    concurrency = parse_int("--agentbench-concurrency", _value(config, "concurrency", 1), 1)
+    if concurrency > 1 and config.getoption("dist", None) == "worksteal":
+        raise pytest.UsageError(
+            "--agentbench-concurrency with --dist worksteal: a worker's queued trials may "
+            "already be running there; use --dist load (what -n means)"
+        )
+    return concurrency
 
 
 def parse_switch(flag: str, raw: object) -> bool:

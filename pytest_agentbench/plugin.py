@@ -57,6 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_agentbench.suites import BuiltinSuites
     from pytest_agentbench.tasks.sources import resolve_sources
     from pytest_agentbench.trial import fixtures
+    from pytest_agentbench.trial.process import process_agent
 
     config.stash[SETTINGS_KEY] = settings
     config.stash[RESUME_ARGS_KEY] = resume_args(config)
@@ -88,7 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         config.pluginmanager.register(AgentbenchReporter(config, settings), REPORTER_NAME)
     register_run_plugins(config, settings, worker=worker)
-    agent = fixtures.process_agent(config, settings)  # one that cannot start: a usage error now
+    agent = process_agent(config, settings)  # one that cannot start: a usage error now
     if not worker and agent.meterable and settings.meter != "off":
         from pytest_agentbench.report.metering import MeterReadout
 
@@ -114,7 +115,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def _validate_agent_name(config: pytest.Config, name: str) -> None:
-    from pytest_agentbench.trial.fixtures import unknown_agent
+    from pytest_agentbench.trial.process import unknown_agent
 
     if name not in {n for names in config.hook.pytest_agentbench_agent_names() for n in names}:
         raise unknown_agent(config, name)

@@ -101,6 +101,7 @@ class Settings:
     budget_tokens: int | None = None
     retry_infra: int = 2  # fresh attempts after an infrastructure failure
     max_consecutive_failures: int = 5  # the circuit breaker (breaker.py)
+    concurrency: int = 1  # trials in flight at once per pytest process (run/ahead.py)
     # The metering proxy (docs/metering.md): auto | on | off; faults change what is measured.
     meter: str = "auto"
     faults: str = ""

@@ -91,7 +91,7 @@ def plan_document(config: pytest.Config, nodeids: list[str]) -> dict[str, Any]:
     """The plan as data (schema agentbench-plan/1): what a run of this selection would do."""
     from pytest_agentbench.plan.arm_trials import run_arms
     from pytest_agentbench.sandbox import provider_for
-    from pytest_agentbench.trial.fixtures import agent_info
+    from pytest_agentbench.trial.process import agent_info
 
     settings: Settings = config.stash[SETTINGS_KEY]
     tasks = {match["task"] for match in map(TRIAL_NODEID.match, nodeids) if match}

@@ -32,7 +32,7 @@ from pytest_agentbench.tasks.observation import (
     SCORED,
     Observation,
 )
-from pytest_agentbench.trial.fixtures import agent_info, process_agent
+from pytest_agentbench.trial.process import agent_info, process_agent
 
 DECLARED = "agentbench_declared"
 FAILED_LISTED = 20

@@ -4,7 +4,8 @@ The spend is what this session's trials reported (cost_usd, and tokens as the me
 them: input with cached, output with reasoning); a trial that reported none adds nothing and
 is counted as unknown. Reused trials of a resumed run cost nothing now.
 
-The controller tallies the spend as each Observation arrives, and once it reaches the budget
+The controller tallies the spend as each Observation arrives (a trial run ahead of its turn,
+--agentbench-concurrency, as soon as it finishes), and once it reaches the budget
 closes the run's stop gate (stop.py), which every process checks before it starts a trial: at
 most the trials already running go past the budget. The session goes on, and every trial not
 started is skipped with an Observation of status ``budget_exhausted``: not scored, not
@@ -84,6 +85,13 @@ class BudgetLedger:
         self.stops = stops
         self.spend = Spend()
         self.not_started = 0
+        self.counted: set[str] = set()  # trials counted when they finished, ahead of their turn
+
+    def count_ahead(self, nodeid: str, observation: Observation) -> None:
+        """A trial run ahead of its turn (run/ahead.py) finished: its spend counts now, so no
+        trial starts past the budget while it waits to be reported."""
+        self.counted.add(nodeid)
+        self.add(observation)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -93,6 +101,12 @@ class BudgetLedger:
         if observation["status"] == STATUS:
             self.not_started += 1
             return
+        if report.nodeid in self.counted:
+            self.counted.discard(report.nodeid)
+            return
+        self.add(observation)
+
+    def add(self, observation: Observation) -> None:
         self.spend.add(*spend_of(observation))
         why = reached(self.settings, self.spend)
         if why is not None:

@@ -27,6 +27,8 @@ BREAKER_NAME = "agentbench-breaker"
 STOP_NAME = "agentbench-stop"
 STOP_GATE_NAME = "agentbench-stop-gate"
 INTERRUPTION_NAME = "agentbench-interruption"
+AHEAD_NAME = "agentbench-ahead"
+SCHEDULER_NAME = "agentbench-scheduler"
 RUN_PLUGIN_NAMES = (
     WRITER_NAME,
     RESUME_NAME,
@@ -37,6 +39,8 @@ RUN_PLUGIN_NAMES = (
     STOP_NAME,
     STOP_GATE_NAME,
     INTERRUPTION_NAME,
+    AHEAD_NAME,
+    SCHEDULER_NAME,
 )
 
 
@@ -74,8 +78,36 @@ def register_run_plugins(config: pytest.Config, settings: Settings, *, worker: b
         if data is not None:
             config.pluginmanager.register(Resume.from_workerinput(data), RESUME_NAME)
         _register_run_control(config, settings, workerinput)
+    else:
+        _register_controller(config, settings, shard_raw)
+    if settings.concurrency > 1 and not config.option.collectonly:
+        _register_ahead(config, settings, worker=worker)
+
+
+def _register_ahead(config: pytest.Config, settings: Settings, *, worker: bool) -> None:
+    """Trials in flight at once (run/ahead.py): where trials run -- this process without
+    xdist, each worker with it -- and, on xdist's controller, the scheduler that keeps each
+    worker sent enough of them."""
+    if not worker and getattr(config.option, "numprocesses", None):
+        from pytest_agentbench.run.schedule import AheadScheduler
+
+        config.pluginmanager.register(AheadScheduler(settings.concurrency), SCHEDULER_NAME)
         return
-    _register_controller(config, settings, shard_raw)
+    from pytest_agentbench.run.ahead import TrialsAhead
+
+    gate = config.pluginmanager.get_plugin(STOP_GATE_NAME)
+    budget = config.pluginmanager.get_plugin(BUDGET_NAME)
+
+    def stopped() -> str | None:
+        stop = gate.current() if gate is not None else None
+        return stop.reason if stop is not None else None
+
+    def finished(item: Any, done: Any) -> None:
+        if budget is not None:
+            budget.count_ahead(item.nodeid, done.observation)
+
+    ahead = TrialsAhead(config, settings.concurrency, stopped, finished)
+    config.pluginmanager.register(ahead, AHEAD_NAME)
 
 
 def _register_run_control(
@@ -98,8 +130,8 @@ def _register_run_control(
 
 
 def _keep_in(config: pytest.Config, settings: Settings, run_dir: Path) -> None:
-    from pytest_agentbench.trial.fixtures import KEEP_KEY
     from pytest_agentbench.trial.keep import WorkspaceKeeper
+    from pytest_agentbench.trial.perform import KEEP_KEY
 
     config.stash[KEEP_KEY] = WorkspaceKeeper(settings.keep, run_dir).keep
 
@@ -121,7 +153,7 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         read_run_directory,
     )
     from pytest_agentbench.sandbox import provider_for
-    from pytest_agentbench.trial.fixtures import agent_info
+    from pytest_agentbench.trial.process import agent_info
 
     info = agent_info(config, settings)
     sandbox = provider_for(config, settings).describe()  # the run's provider, not a second one

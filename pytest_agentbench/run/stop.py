@@ -36,6 +36,7 @@ import pytest
 from pytest_agentbench.plan.arm_trials import arm_name
 from pytest_agentbench.plan.collect import TaskItem
 from pytest_agentbench.tasks.observation import INTERRUPTED, OBSERVATION_KEY, error_observation
+from pytest_agentbench.trial.fixtures import AHEAD_KEY
 
 WORKER_INPUT = "agentbench_stop_file"
 RESUME_ARGS_KEY = pytest.StashKey[list[str]]()  # pytest's arguments that a resume repeats
@@ -70,8 +71,8 @@ class StopGate:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if not isinstance(item, TaskItem) or item.reused is not None:
-            return
+        if not isinstance(item, TaskItem) or item.reused is not None or AHEAD_KEY in item.stash:
+            return  # (a trial run ahead started before the stop: it is recorded)
         stop = self.current()
         if stop is None:
             return

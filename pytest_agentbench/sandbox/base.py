@@ -8,6 +8,7 @@ import selectors
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -264,9 +265,59 @@ class SandboxProvider(ABC):
         return program
 
 
+class TrialAborted(BaseException):
+    """The run is stopping at once (a second Ctrl-C while trials run on threads of their own):
+    no round or sandbox starts, and this ends the trial without an outcome. A BaseException,
+    so that nothing takes it for the trial's own failure."""
+
+
+class LiveRounds:
+    """The rounds running now on any thread, each with how to kill it: a process group, or a
+    container. Trials on threads of their own (--agentbench-concurrency) cannot be reached by
+    a KeyboardInterrupt; stopping at once kills them here instead."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.kills: dict[int, Any] = {}
+        self.aborted = False
+        self.counter = 0
+
+    @contextlib.contextmanager
+    def running(self, kill: Any) -> Any:
+        """While the block runs, kill() ends the round; refused once aborted."""
+        with self.lock:
+            if self.aborted:
+                raise TrialAborted("stopping at once: no new round starts")
+            self.counter += 1
+            key = self.counter
+            self.kills[key] = kill
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.kills.pop(key, None)
+
+    def check(self) -> None:
+        if self.aborted:
+            raise TrialAborted("stopping at once: no new sandbox starts")
+
+    def abort(self) -> None:
+        """Kill every round running now, and refuse new ones from now on."""
+        with self.lock:
+            self.aborted = True
+            kills = list(self.kills.values())
+        for kill in kills:
+            with contextlib.suppress(Exception):
+                kill()
+
+
+LIVE_ROUNDS = LiveRounds()
+
+
 def start_sandbox(provider: SandboxProvider, task: Task, trial_id: str) -> Sandbox:
     """provider.create, where an OSError (no room for the trial's directory, no process left
     to start) is the machine's: an infrastructure failure (SANDBOX_START)."""
+    LIVE_ROUNDS.check()
     try:
         return provider.create(task, trial_id)
     except OSError as error:
@@ -384,6 +435,24 @@ def run_process_group(
     At the deadline the whole group is killed, and so is any descendant left in the group
     after a normal exit, so nothing the agent started outlives its trial.
     """
+    groups: list[int] = []
+
+    def kill() -> None:
+        for group in groups:
+            kill_group(group)
+
+    with LIVE_ROUNDS.running(kill):
+        return _run_process_group(argv, env, cwd, timeout, on_timeout, groups)
+
+
+def _run_process_group(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    timeout: float,
+    on_timeout: Any,
+    groups: list[int],
+) -> ProcessResult:
     start = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -397,6 +466,9 @@ def run_process_group(
         )
     except OSError as error:  # no program to start the sandbox with, no process left to fork
         raise InfrastructureError(SANDBOX_START, f"cannot start {argv[0]}: {error}") from None
+    groups.append(process.pid)
+    if LIVE_ROUNDS.aborted:  # aborted while it started: LIVE_ROUNDS.abort did not see it
+        kill_group(process.pid)
     assert process.stdout is not None and process.stderr is not None
     out, err = _TailBuffer(), _TailBuffer()
     tails = {process.stdout.fileno(): out, process.stderr.fileno(): err}

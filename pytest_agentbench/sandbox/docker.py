@@ -30,6 +30,7 @@ import pytest
 from pytest_agentbench.fs import fdtree
 from pytest_agentbench.sandbox.base import (
     DOCKER_ENGINE,
+    LIVE_ROUNDS,
     OUTPUT_TAIL,
     InfrastructureError,
     ProcessResult,
@@ -305,8 +306,9 @@ class DockerSandbox(Sandbox):
         with engine_errors("the trial's container"):
             try:
                 self._hand_over()
-                self.container.start()
-                exit_code = self._wait(timeout - (time.monotonic() - start))
+                with LIVE_ROUNDS.running(lambda: provider.kill(self.container)):
+                    self.container.start()
+                    exit_code = self._wait(timeout - (time.monotonic() - start))
             except BaseException:
                 provider.kill(self.container)  # interrupted: nothing keeps running
                 raise
