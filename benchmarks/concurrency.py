@@ -69,8 +69,10 @@ def measure(
     repeats: int,
     in_flight: int,
     samples: int,
+    label: str,
 ) -> dict[str, list[Run]]:
-    """samples runs of each side, taking turns going first; every run's records checked."""
+    """samples runs of each side, taking turns going first; every run's records checked.
+    label names the phase: the runs' records are kept apart under it."""
     plan = Plan(peer.task_ids, repeats, all_pass=False)
     runs: dict[str, list[Run]] = {side: [] for side in sides}
     for sample in range(samples):
@@ -83,7 +85,7 @@ def measure(
                 agent,
                 in_flight,
                 repeats,
-                ctx.scratch / f"{in_flight}-{side}-{sample}",
+                ctx.scratch / label / f"{in_flight}-{side}-{sample}",
             )
             for side in order
         }
@@ -162,17 +164,17 @@ def run(ctx: Context) -> list[dict]:
     agent.chmod(0o755)
     tasks = len(peer.task_ids)
     # One unmeasured round first: files first read then are charged to that run's cgroup.
-    measure(ctx, where, peer, agent, SIDES, 1, tasks, 1)
+    measure(ctx, where, peer, agent, SIDES, 1, tasks, 1, "warm-up")
     checks = []
     for repeats in REPEATS["quick" if ctx.quick else "full"]:
         n = tasks * repeats
-        runs = measure(ctx, where, peer, agent, SIDES, repeats, n, ctx.runs(3, 1))
+        runs = measure(ctx, where, peer, agent, SIDES, repeats, n, ctx.runs(3, 1), "in-flight")
         name = (
             f"{n} in flight ({repeats} repeats of {tasks} tasks, sleep {SLEEP_S} s), "
             f"--agentbench-concurrency {n}, no -n"
         )
         checks += [compare(name, figure, runs, n, peer, n) for figure in FIGURES]
-    serial = measure(ctx, where, peer, agent, ("peer", "threads"), 1, 1, ctx.runs(3, 1))
+    serial = measure(ctx, where, peer, agent, ("peer", "threads"), 1, 1, ctx.runs(3, 1), "serial")
     name = f"one in flight ({tasks} trials, sleep {SLEEP_S} s), --agentbench-concurrency 1, no -n"
     checks.append(compare(name, "wall time", serial, 1, peer, tasks))
     return checks
