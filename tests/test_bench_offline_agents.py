@@ -8,17 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.offline_agents import (
-    Plan,
-    Tally,
-    UnequalWork,
-    equal_work,
-    find_peer,
-    our_tally,
-    peer_tally,
-    run_ours,
-    run_peer,
-)
+from benchmarks.offline_agents import run_ours, run_peer
+from benchmarks.peer import Plan, Tally, UnequalWork, equal_work, find_peer, our_tally, peer_tally
 from benchmarks.procs import pytest_dir
 
 PLAN = Plan(("a", "b"), repeats=3, all_pass=True)

@@ -39,6 +39,15 @@ def _controller_dirs(controller: str, own: dict[str, str]) -> Path | None:
     return None
 
 
+def own_cgroup_dir(controller: str) -> Path | None:
+    """This process's own cgroup in that controller's hierarchy, under which a child cgroup is
+    made; None when there is no such hierarchy to make one in."""
+    try:
+        return _controller_dirs(controller, _own_cgroup_paths())
+    except OSError:
+        return None
+
+
 @dataclass
 class TrialCgroup:
     """The cgroup directories (one per hierarchy) that hold one trial's processes."""
