@@ -252,6 +252,7 @@ class TrialsAhead:
         self.started[item] = future
         wait: Callable[[], TrialDone] = partial(self.wait, item)
         item.stash[AHEAD_KEY] = wait
+        self.began(item)
 
     def count_finished(self) -> None:
         """Tell of each trial that finished since the last look, in the order they started:
