@@ -12,7 +12,9 @@ them. The selected tasks are those with an item left to run.
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 from collections.abc import Generator, Sequence
 from typing import Any
 
@@ -117,6 +119,26 @@ class WorkerRelay(TaskSets):
         workeroutput[AGENT_INFO] = agent_info(self.config, self.settings)
 
 
+END_OF_RUN_MODULES = (
+    "pytest_agentbench.scoring.document",
+    "pytest_agentbench.report.terminal",
+    "tabulate",
+)
+"""What the summary imports once the last trial has ended (numpy among them): about 0.1 s."""
+
+
+def import_meanwhile(modules: Sequence[str]) -> None:
+    """Import modules on a thread of their own while this process only waits for trials run
+    elsewhere (workers, or threads of its own), so the summary does not wait for them. None
+    of them is imported by a trial, and the package has no import circles to cross."""
+
+    def load() -> None:
+        for name in modules:
+            importlib.import_module(name)
+
+    threading.Thread(target=load, name="agentbench-import", daemon=True).start()
+
+
 class AgentbenchReporter(TaskSets):
     """Registered on the controller only (serial runs: the only process)."""
 
@@ -157,6 +179,14 @@ class AgentbenchReporter(TaskSets):
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:
             terminal.showfspath = False
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """Once trials run elsewhere (workers, or threads of this process): after collection,
+        which the imports would otherwise slow."""
+        xdist = getattr(self.config.option, "numprocesses", None)
+        if (xdist or self.settings.concurrency > 1) and not self.config.option.collectonly:
+            import_meanwhile(END_OF_RUN_MODULES)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
