@@ -26,8 +26,8 @@ class Run:
     """How one child process went."""
 
     wall_s: float
-    cpu_s: float  # user + system time of the child itself
-    max_rss_mb: float
+    cpu_s: float  # user + system time of the child and the descendants it waited for
+    max_rss_mb: float  # the largest peak RSS of the child and the descendants it waited for
     returncode: int
     output: str
     tree_peak_mb: float | None = None  # the child and every descendant together (tree=True)

@@ -148,6 +148,7 @@ def test_trials_overlap_up_to_the_limit_and_never_past_it(
         "--repeats=3",
         f"--tasks={tasks}",
         f"--agentbench-concurrency={limit}",
+        "--agentbench-dir=run",
         *dist,
     )
     periods = spans(log)
@@ -155,6 +156,13 @@ def test_trials_overlap_up_to_the_limit_and_never_past_it(
     # Every trial sleeps a second and starts in milliseconds: the limit is reached...
     assert most_at_once(periods) >= most - (1 if dist else 0)
     assert most_at_once(periods) <= most  # ... and never passed
+    if not dist:  # agentbench status sees a trial running from when it starts
+        progress = (pytester.path / "run" / "progress.jsonl").read_text().splitlines()
+        now = seen = 0
+        for event in map(json.loads, progress):
+            now += 1 if "start" in event else -1 if "end" in event else 0
+            seen = max(seen, now)
+        assert seen == limit
 
 
 @DIST
