@@ -128,9 +128,9 @@ END_OF_RUN_MODULES = (
 
 
 def import_meanwhile(modules: Sequence[str]) -> None:
-    """Import modules on a thread of their own while this process only waits for trials run
-    elsewhere (workers, or threads of its own), so the summary does not wait for them. None
-    of them is imported by a trial, and the package has no import circles to cross."""
+    """Import modules on a thread of their own while the trials run (whose harness mostly
+    waits: on agents, workers, verifiers), so the summary does not wait for them. None of
+    them is imported by a trial, and the package has no import circles to cross."""
 
     def load() -> None:
         for name in modules:
@@ -182,10 +182,8 @@ class AgentbenchReporter(TaskSets):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
-        """Once trials run elsewhere (workers, or threads of this process): after collection,
-        which the imports would otherwise slow."""
-        xdist = getattr(self.config.option, "numprocesses", None)
-        if (xdist or self.settings.concurrency > 1) and not self.config.option.collectonly:
+        """As the trials begin: after collection, which the imports would otherwise slow."""
+        if not self.config.option.collectonly:
             import_meanwhile(END_OF_RUN_MODULES)
 
     @pytest.hookimpl(trylast=True)
