@@ -156,13 +156,13 @@ def test_trials_overlap_up_to_the_limit_and_never_past_it(
     # Every trial sleeps a second and starts in milliseconds: the limit is reached...
     assert most_at_once(periods) >= most - (1 if dist else 0)
     assert most_at_once(periods) <= most  # ... and never passed
-    if not dist:  # agentbench status sees a trial running from when it starts
+    if not dist:  # status sees a trial running from when it starts until it is reported
         progress = (pytester.path / "run" / "progress.jsonl").read_text().splitlines()
         now = seen = 0
         for event in map(json.loads, progress):
             now += 1 if "start" in event else -1 if "end" in event else 0
             seen = max(seen, now)
-        assert seen == limit
+        assert limit <= seen <= 2 * limit  # (a finished trial may wait for its turn)
 
 
 @DIST
@@ -218,7 +218,10 @@ def test_a_budget_counts_trials_as_they_finish_and_resume_completes_the_run(
     # for the harness to see its process end); those running then finish past it.
     reached = sorted(end for _, end in periods)[2]
     assert [start for start, _ in periods if start > reached + 0.5] == []
-    assert 3 <= len(scored) <= 3 * (2 if dist else 1) + 2
+    # At most the trials in flight when the budget is reached finish past it: serially the
+    # other two; under -n a worker also knows the other's spend only once it is reported, so
+    # each may reach its own three finished, two more started meanwhile.
+    assert 3 <= len(scored) <= (2 * (3 + 2) if dist else 3 + 2)
     resumed = run(
         pytester,
         *common,
@@ -259,7 +262,7 @@ def test_an_interrupted_concurrent_run_resumes_to_the_uninterrupted_result(
     assert process.returncode == pytest.ExitCode.INTERRUPTED
     observations = recorded(project / "run")
     nodeids = {f"tiny-tasks/{o['task']}::r{o['repeat']}" for o in observations}
-    assert in_flight <= nodeids, "every trial running at the signal is recorded"
+    assert in_flight <= nodeids, f"every trial running at the signal is recorded\n{output}"
     assert all(o["status"] == "scored" for o in observations)
     assert len(observations) < 12
 

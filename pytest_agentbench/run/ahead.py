@@ -180,7 +180,10 @@ class TrialsAhead:
         self.order = WorkerOrder(interactor) if interactor is not None else SessionOrder(session)
         try:
             result = yield
-        except KeyboardInterrupt:
+        except (pytest.Session.Interrupted, pytest.Session.Failed):  # -x, a stop: in order
+            self.finish_started(session)
+            raise
+        except KeyboardInterrupt:  # (Interrupted is one too) stopping at once
             self.abort()
             raise
         except BaseException:
