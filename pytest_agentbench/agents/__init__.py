@@ -35,7 +35,8 @@ def _cli_agents() -> dict[str, type[CliAgent]]:
     return {cls.name: cls for cls in (CodexAgent, ClaudeAgent, OpencodeAgent)}
 
 
-BUILTIN_NAMES = ("oracle", "nop", "mock", "command", "codex", "claude", "opencode")
+CLI_NAMES = ("codex", "claude", "opencode")
+BUILTIN_NAMES = ("oracle", "nop", "mock", "command", *CLI_NAMES)
 
 
 def price_table(config: pytest.Config) -> dict[str, Price]:
@@ -60,8 +61,7 @@ class BuiltinAgents:
     def pytest_agentbench_make_agent(
         self, name: str, settings: Settings, config: pytest.Config
     ) -> Agent | None:
-        cli_agent = _cli_agents().get(name)
-        if cli_agent is not None:
-            return cli_agent(settings, prices=price_table(config))
+        if name in CLI_NAMES:  # their adapters are imported only for them
+            return _cli_agents()[name](settings, prices=price_table(config))
         factory = _builtin_agents().get(name)
         return factory(settings) if factory is not None else None
