@@ -143,11 +143,12 @@ def test_budget_stops_starting_trials_and_resume_continues_them(
     not_started = [o for o in recorded if o["status"] == "budget_exhausted"]
     assert len(ran) + len(not_started) == 24
     # The spend reaches the budget at the reaching-th trial reported: serially the fifth; under
-    # -n 2 the trials report in another order, and each worker may have one more running.
+    # -n 2 the trials report in another order, and each worker may have one more running and
+    # one more finished whose report the controller had not read when the gate closed.
     spend = [sum(o["cost_usd"] for o in ran[: k + 1]) for k in range(len(ran))]
     reaching = next(k for k, total in enumerate(spend) if total >= budget) + 1
     if dist:
-        assert reaching <= len(ran) <= reaching + 2
+        assert reaching <= len(ran) <= reaching + 2 * 2
     else:
         assert reaching == len(ran) == 5
     assert sum(o["cost_usd"] for o in ran) >= budget
