@@ -299,6 +299,40 @@ def test_a_second_signal_kills_every_trial_in_flight(pytester: pytest.Pytester) 
     assert recorded(project / "run") == []
 
 
+def test_a_second_signal_while_the_started_trials_finish_kills_them(
+    pytester: pytest.Pytester,
+) -> None:
+    make_tasks(pytester.path, 6)
+    project = pytester.path
+    pids = project / "pids"
+    pids.mkdir()
+    # The first trial ends soon; the others would take a minute.
+    agent = (
+        "--agent-cmd=sh -c 'if [ $AGENTBENCH_TASK-$AGENTBENCH_REPEAT = t00-0 ]; then sleep 0.5; "
+        f"else echo $$ > {pids}/$$; exec sleep 60; fi'"
+    )
+    process = start(project, *SOLVES_SLOWLY[:3], agent, *SOLVES_SLOWLY[4:], "--agentbench-dir=run")
+    wait_for(lambda: len(list(pids.iterdir())) == 2)
+    os.killpg(process.pid, signal.SIGINT)  # the loop ends after the first trial...
+    wait_for(lambda: len(recorded(project / "run")) == 1)  # ... which is recorded
+    time.sleep(0.3)
+    os.killpg(process.pid, signal.SIGINT)  # while the two started ones finish
+    began = time.monotonic()
+    finish(process)
+    assert time.monotonic() - began < 20, "the started trials did not wait for their agents"
+    assert process.returncode == pytest.ExitCode.INTERRUPTED
+    assert not [pid.name for pid in pids.iterdir() if alive(int(pid.name))]
+
+
+def alive(pid: int) -> bool:
+    """Whether the process runs: a killed one its parent has not reaped yet is dead."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
 GRADER_CONFTEST = """
 import threading
 

@@ -212,10 +212,14 @@ class TrialsAhead:
         and are reported, in order, as their turn would have come."""
         left = list(self.started)
         assert self.order is not None
-        for index, item in enumerate(left):
-            nextitem = left[index + 1] if index + 1 < len(left) else None
-            self.order.take_turn(item)
-            item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        try:
+            for index, item in enumerate(left):
+                nextitem = left[index + 1] if index + 1 < len(left) else None
+                self.order.take_turn(item)
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        except KeyboardInterrupt:  # a second signal while they finish: at once, as ever
+            self.abort()
+            raise
 
     def abort(self) -> None:
         """Stopping at once: every round running now is killed, nothing new starts, and the
