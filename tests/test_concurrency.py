@@ -103,6 +103,11 @@ def test_arms_interleave_and_keep_at_concurrency_4_as_one_at_a_time(
     assert kept and kept == {p.name for p in (other_dir / "trials").iterdir()}
 
 
+def command_agent(agent_cmd: str, tasks: Path) -> list[str]:
+    """A run of the command agent on tasks, in the tmp sandbox (it writes to the host's log)."""
+    return ["--agent=command", f"--agent-cmd={agent_cmd}", "--sandbox=tmp", f"--tasks={tasks}"]
+
+
 def spans(log: Path) -> list[tuple[float, float]]:
     """(start, end) of every agent process, from the lines each wrote."""
     starts: dict[str, float] = {}
@@ -142,11 +147,8 @@ def test_trials_overlap_up_to_the_limit_and_never_past_it(
     log = pytester.path / "agents.log"
     run(
         pytester,
-        "--agent=command",
-        f"--agent-cmd={logging_agent(log)}",
-        "--sandbox=tmp",
+        *command_agent(logging_agent(log), tasks),
         "--repeats=3",
-        f"--tasks={tasks}",
         f"--agentbench-concurrency={limit}",
         "--agentbench-dir=run",
         *dist,
@@ -173,11 +175,8 @@ def test_x_starts_no_trial_after_the_first_failure_and_records_those_started(
     log = pytester.path / "agents.log"
     result = run(
         pytester,
-        "--agent=command",
-        f"--agent-cmd={logging_agent(log, 'sleep 0.3')}",
-        "--sandbox=tmp",
+        *command_agent(logging_agent(log, "sleep 0.3"), tasks),
         "--repeats=4",
-        f"--tasks={tasks}",
         "--agentbench-concurrency=3",
         "--agentbench-dir=run",
         "-x",
@@ -197,7 +196,7 @@ def test_a_budget_counts_trials_as_they_finish_and_resume_completes_the_run(
     tasks = simple_tasks(pytester.path / "tasks", 6)
     log = pytester.path / "agents.log"
     costs = logging_agent(log, "sleep 0.3; echo '{\"cost_usd\": 1.0}' > $AGENTBENCH_USAGE_FILE")
-    common = ["--agent=command", f"--agent-cmd={costs}", "--sandbox=tmp", f"--tasks={tasks}"]
+    common = command_agent(costs, tasks)
     result = run(
         pytester,
         *common,
@@ -288,11 +287,7 @@ def test_a_second_signal_kills_every_trial_in_flight(pytester: pytest.Pytester) 
     wait_for(lambda: len(list(pids.iterdir())) == 3)
     os.killpg(process.pid, signal.SIGINT)
     time.sleep(0.3)
-    os.killpg(process.pid, signal.SIGINT)
-    began = time.monotonic()
-    output = finish(process)
-    assert time.monotonic() - began < 20, "the trials in flight did not wait for their agents"
-    assert process.returncode == pytest.ExitCode.INTERRUPTED, output
+    stop_at_once(process, "the trials in flight did not wait for their agents")
     for pid in pids.iterdir():
         with pytest.raises(ProcessLookupError):
             os.kill(int(pid.name), 0)
@@ -316,12 +311,17 @@ def test_a_second_signal_while_the_started_trials_finish_kills_them(
     os.killpg(process.pid, signal.SIGINT)  # the loop ends after the first trial...
     wait_for(lambda: len(recorded(project / "run")) == 1)  # ... which is recorded
     time.sleep(0.3)
-    os.killpg(process.pid, signal.SIGINT)  # while the two started ones finish
-    began = time.monotonic()
-    finish(process)
-    assert time.monotonic() - began < 20, "the started trials did not wait for their agents"
-    assert process.returncode == pytest.ExitCode.INTERRUPTED
+    stop_at_once(process, "the started trials did not wait for their agents")  # as they finish
     assert not [pid.name for pid in pids.iterdir() if alive(int(pid.name))]
+
+
+def stop_at_once(process: subprocess.Popen[str], why_slow: str) -> None:
+    """A second Ctrl-C: the run ends within seconds, interrupted."""
+    os.killpg(process.pid, signal.SIGINT)
+    began = time.monotonic()
+    output = finish(process)
+    assert time.monotonic() - began < 20, why_slow
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output
 
 
 def alive(pid: int) -> bool:

@@ -173,23 +173,24 @@ def test_images_of_different_content_build_at_the_same_time(tmp_path: Path) -> N
     assert len(set(engine.builds)) == 2
 
 
-def test_a_cli_version_is_asked_once_for_trials_asking_together(tmp_path: Path) -> None:
+def counting_claude(tmp_path: Path, then: str) -> tuple[ClaudeAgent, Path]:
+    """A Claude agent whose binary notes each call in the returned file, then runs then."""
     asked = tmp_path / "asked"
     cli = tmp_path / "claude"
-    cli.write_text(f'#!/bin/sh\necho x >> {asked}\nsleep 0.05\necho "9.9.9 (Claude Code)"\n')
+    cli.write_text(f"#!/bin/sh\necho x >> {asked}\n{then}\n")
     cli.chmod(0o755)
-    agent = ClaudeAgent(Settings(agent="claude", agent_opts={"bin": str(cli)}))
+    return ClaudeAgent(Settings(agent="claude", agent_opts={"bin": str(cli)})), asked
+
+
+def test_a_cli_version_is_asked_once_for_trials_asking_together(tmp_path: Path) -> None:
+    agent, asked = counting_claude(tmp_path, 'sleep 0.05\necho "9.9.9 (Claude Code)"')
     versions = at_once(THREADS, lambda _: agent.cli_version())
     assert versions == ["9.9.9 (Claude Code)"] * THREADS
     assert asked.read_text() == "x\n"
 
 
 def test_a_cli_without_a_version_is_asked_once_too(tmp_path: Path) -> None:
-    asked = tmp_path / "asked"
-    cli = tmp_path / "claude"
-    cli.write_text(f"#!/bin/sh\necho x >> {asked}\nexit 3\n")
-    cli.chmod(0o755)
-    agent = ClaudeAgent(Settings(agent="claude", agent_opts={"bin": str(cli)}))
+    agent, asked = counting_claude(tmp_path, "exit 3")
     assert at_once(THREADS, lambda _: agent.cli_version()) == [None] * THREADS
     assert agent.cli_version() is None
     assert asked.read_text() == "x\n"
