@@ -1,0 +1,1512 @@
+/* agentbench view: the browser side. Vanilla JavaScript, no build step.
+ *
+ * Every string in a payload may be hostile (agent output, file names, task ids): the DOM is
+ * built with createElement and text nodes only, and links are only ever this app's own "#/"
+ * routes, each part passed through encodeURIComponent.
+ */
+"use strict";
+
+(() => {
+  const MODES = ["server", "bundle", "inline"];
+  const MODE = MODES.includes(window.AGENTBENCH_MODE) ? window.AGENTBENCH_MODE : "server";
+  const BUNDLE_TIMEOUT_MS = 20000;
+  const POLL_MS = 2000;
+  const PAGE_ROWS = 200;
+  const SCATTER_POINTS = 4000; // per configuration: more only slows the chart down
+  const SERIES = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"];
+  const LETTERS = {
+    P: "first exact",
+    R: "exact after recovery or retry",
+    F: "not exact",
+    S: "not scored",
+  };
+  const RATES = new Set([
+    "first_exact", "final_exact", "eof_normalized", "final_eof_normalized", "quality",
+    "coverage", "score", "pass_at_k", "pass_hat_k", "flip_rate",
+  ]);
+  const MCNEMAR_CELLS = {
+    both: "both exact",
+    base_only: "base only",
+    candidate_only: "candidate only",
+    neither: "neither exact",
+  };
+
+  // ---------------------------------------------------------------------------------------
+  // Payloads: deliver / load in the three modes
+
+  const delivered = new Map(); // name -> data, from bundle scripts and inline scripts
+  const waiting = new Map(); // name -> [{resolve, reject}], bundle scripts still loading
+  const cache = new Map(); // name -> Promise of data
+  const texts = new Map(); // server mode: name -> response text, to tell a real change apart
+
+  function deliver(name, data) {
+    const key = String(name);
+    delivered.set(key, data);
+    for (const waiter of waiting.get(key) || []) waiter.resolve(data);
+    waiting.delete(key);
+  }
+
+  function load(name) {
+    if (!cache.has(name)) {
+      const promise = MODE === "server" ? fetchPayload(name) : MODE === "bundle" ? scriptPayload(name) : inlinePayload(name);
+      cache.set(name, promise);
+      promise.catch(() => cache.delete(name)); // a failed load may be tried again later
+    }
+    return cache.get(name);
+  }
+
+  function payloadPath(name) {
+    return name.split("/").map(encodeURIComponent).join("/");
+  }
+
+  async function fetchPayload(name) {
+    const response = await fetch(`api/${payloadPath(name)}`, { cache: "no-store" });
+    if (!response.ok) throw new Error(`${name}: the server answered ${response.status}`);
+    const text = await response.text();
+    texts.set(name, text);
+    return JSON.parse(text);
+  }
+
+  function scriptPayload(name) {
+    if (delivered.has(name)) return Promise.resolve(delivered.get(name));
+    return new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      const done = () => {
+        clearTimeout(timer);
+        script.remove();
+      };
+      const fail = () => {
+        done();
+        waiting.delete(name);
+        reject(new Error(`${name}: not in this bundle`));
+      };
+      const timer = setTimeout(fail, BUNDLE_TIMEOUT_MS);
+      const waiters = waiting.get(name) || [];
+      waiters.push({ resolve: (data) => { done(); resolve(data); }, reject });
+      waiting.set(name, waiters);
+      script.onerror = fail;
+      // A script that loads but delivers nothing under this name is as good as absent.
+      script.onload = () => setTimeout(() => { if (waiting.has(name)) fail(); }, 0);
+      script.src = `data/${payloadPath(name)}.js`;
+      document.head.append(script);
+    });
+  }
+
+  function inlinePayload(name) {
+    if (delivered.has(name)) return Promise.resolve(delivered.get(name));
+    return Promise.reject(new Error(`${name}: not in this report`));
+  }
+
+  window.agentbench = { deliver, load, mode: MODE };
+
+  // ---------------------------------------------------------------------------------------
+  // DOM building: text only
+
+  function h(tag, props, ...children) {
+    const el = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") el.className = value;
+      else if (key === "text") el.textContent = String(value);
+      else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+      else if (key === "value" || key === "checked" || key === "selected") el[key] = value;
+      else if (key === "href") el.setAttribute("href", ownLink(value));
+      else el.setAttribute(key, value === true ? "" : String(value));
+    }
+    append(el, children);
+    return el;
+  }
+
+  function append(el, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      el.append(child instanceof Node ? child : String(child));
+    }
+    return el;
+  }
+
+  /** Links point into this app only: anything else is a bug, never a URL from data. */
+  function ownLink(value) {
+    const link = String(value);
+    if (!link.startsWith("#/")) throw new Error(`refusing a link outside the app: ${link}`);
+    return link;
+  }
+
+  function route(parts, query) {
+    const path = parts.map((part) => encodeURIComponent(String(part))).join("/");
+    const search = query ? new URLSearchParams(cleanQuery(query)).toString() : "";
+    return `#/${path}${search ? `?${search}` : ""}`;
+  }
+
+  function cleanQuery(query) {
+    return Object.fromEntries(Object.entries(query).filter(([, v]) => v !== "" && v !== null && v !== undefined && v !== false));
+  }
+
+  function section(title, ...children) {
+    return h("section", null, h("h2", null, title), ...children);
+  }
+
+  function tableBox(table) {
+    return h("div", { class: "table-box" }, table);
+  }
+
+  function table(head, rows) {
+    return tableBox(
+      h("table", null,
+        h("thead", null, h("tr", null, head.map((cell) => (cell instanceof Node ? cell : h("th", null, cell))))),
+        h("tbody", null, rows)),
+    );
+  }
+
+  function td(value, cls) {
+    return h("td", { class: cls }, value);
+  }
+
+  function pre(text, cls) {
+    return h("pre", { class: cls }, text === null || text === undefined ? "" : String(text));
+  }
+
+  function facts(pairs) {
+    const dl = h("dl", { class: "facts" });
+    for (const [label, value] of pairs) {
+      if (value === null || value === undefined || value === "") continue;
+      dl.append(h("dt", null, label), h("dd", null, value));
+    }
+    return dl;
+  }
+
+  /** Any nested object as label/value rows, for blocks whose shape the app does not know. */
+  function flatFacts(obj, limit = 80) {
+    const pairs = [];
+    const walk = (value, path) => {
+      if (pairs.length >= limit) return;
+      if (value && typeof value === "object" && !Array.isArray(value)) {
+        for (const [key, inner] of Object.entries(value)) walk(inner, path ? `${path}.${key}` : key);
+      } else if (Array.isArray(value)) {
+        pairs.push([path, value.map((item) => (typeof item === "object" ? JSON.stringify(item) : String(item))).join(", ") || "–"]);
+      } else {
+        pairs.push([path, value === null ? "–" : typeof value === "number" ? fmtNumber(value) : String(value)]);
+      }
+    };
+    walk(obj, "");
+    return facts(pairs);
+  }
+
+  function note(text) {
+    return h("p", { class: "note" }, text);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Numbers
+
+  const isNum = (x) => typeof x === "number" && Number.isFinite(x);
+  const fmtPct = (x) => (isNum(x) ? `${(x * 100).toFixed(1)}%` : "–");
+  const fmtPts = (x) => (isNum(x) ? `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)} pts` : "–");
+  const fmtCount = (x) => (isNum(x) ? Math.round(x).toLocaleString("en-US") : "–");
+  const fmtUsd = (x) => (isNum(x) ? `$${x.toFixed(Math.abs(x) < 1 ? 4 : 2)}` : "–");
+  const fmtSecs = (x) => (isNum(x) ? `${x.toFixed(x < 10 ? 2 : 1)} s` : "–");
+  const fmtP = (x) => (isNum(x) ? (x < 0.001 ? "<0.001" : x.toFixed(3)) : "–");
+
+  function fmtNumber(x) {
+    if (!isNum(x)) return "–";
+    if (Number.isInteger(x)) return fmtCount(x);
+    return Math.abs(x) >= 100 ? x.toFixed(1) : x.toPrecision(3);
+  }
+
+  function fmtInterval(ci, fmt) {
+    return Array.isArray(ci) && ci.length === 2 ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : "";
+  }
+
+  function metricFormat(metric) {
+    if (RATES.has(metric)) return { value: fmtPct, difference: fmtPts };
+    if (/ratio/.test(metric)) return { value: fmtNumber, difference: (x) => (isNum(x) ? `×${x.toFixed(3)}` : "–") };
+    return { value: fmtNumber, difference: (x) => (isNum(x) ? `${x >= 0 ? "+" : ""}${fmtNumber(x)}` : "–") };
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Routes
+
+  function safeDecode(part) {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  }
+
+  function parseRoute(hash) {
+    const raw = hash.replace(/^#\/?/, "");
+    const cut = raw.indexOf("?");
+    const path = cut < 0 ? raw : raw.slice(0, cut);
+    const query = new URLSearchParams(cut < 0 ? "" : raw.slice(cut + 1));
+    const parts = path.split("/").filter(Boolean).map(safeDecode);
+    const [head, ...rest] = parts;
+    if (!head) return { page: "overview", query };
+    if (head === "tasks" && !rest.length) return { page: "tasks", query };
+    if (head === "task" && rest.length === 1) return { page: "task", id: rest[0], query };
+    if (head === "trial" && rest.length === 2) return { page: "trial", key: rest[0], index: rest[1], query };
+    if (head === "compare" && !rest.length) return { page: "compare", query };
+    if (head === "compare" && rest.length === 2) return { page: "compare", base: rest[0], candidate: rest[1], query };
+    if (head === "compare" && rest.length === 4 && rest[2] === "cell") {
+      return { page: "cell", base: rest[0], candidate: rest[1], cell: rest[3], query };
+    }
+    return { page: "missing", query };
+  }
+
+  /** Replace the query of the current route without a history entry (typing, filters). */
+  function replaceQuery(query) {
+    const raw = location.hash.replace(/^#\/?/, "");
+    const path = raw.split("?")[0];
+    const search = new URLSearchParams(cleanQuery(query)).toString();
+    history.replaceState(null, "", `#/${path}${search ? `?${search}` : ""}`);
+  }
+
+  const trialLink = (key, index) => route(["trial", key, index]);
+
+  // ---------------------------------------------------------------------------------------
+  // The index and what is derived from it once
+
+  const derived = new WeakMap(); // index payload -> lookups built from it
+
+  function lookups(index) {
+    if (!derived.has(index)) {
+      const configs = new Map(index.configurations.map((c) => [c.key, c]));
+      const tasks = new Map(index.tasks.map((t) => [t.id, t]));
+      derived.set(index, { configs, tasks });
+    }
+    return derived.get(index);
+  }
+
+  function configName(index, key) {
+    const config = lookups(index).configs.get(key);
+    return config ? config.name : key;
+  }
+
+  function outcomeLink(key, trialIndex, letter, title) {
+    const safe = LETTERS[letter] ? letter : "S";
+    return h("a", {
+      class: `o o-${safe} trial-link`,
+      href: trialLink(key, trialIndex),
+      title: `${title ? `${title}: ` : ""}${LETTERS[safe]}`,
+      "aria-label": `trial ${trialIndex}: ${LETTERS[safe]}`,
+    }, safe);
+  }
+
+  function outcomeLinks(key, cell, title) {
+    const letters = String(cell.outcomes || "");
+    return h("span", { class: "outcomes" },
+      [...letters].map((letter, i) => outcomeLink(key, cell.trials[i], letter, `${title} #${i + 1}`)));
+  }
+
+  function outcomeBadge(letter) {
+    const safe = LETTERS[letter] ? letter : "S";
+    return h("span", { class: `o o-${safe}`, title: LETTERS[safe] }, safe);
+  }
+
+  /** Trials of one configuration, checked against the index so that no absent payload is asked for. */
+  function validTrial(index, key, value) {
+    const config = lookups(index).configs.get(key);
+    const i = Number(value);
+    return config && Number.isInteger(i) && i >= 0 && i < (config.trials || 0) ? i : null;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Rendering: one page at a time, the newest navigation wins
+
+  const main = document.getElementById("main");
+  const statusEl = document.getElementById("status");
+  let renderSeq = 0;
+  let lastNames = []; // payloads the page on screen was built from
+  let charts = [];
+  let trialList = []; // "key/index" of the current list, for j/k on a trial page
+  const scrollMemory = new Map(); // hash -> scrollY when it was left
+
+  const PAGES = {
+    overview: overviewPage,
+    tasks: tasksPage,
+    task: taskPage,
+    trial: trialPage,
+    compare: comparePage,
+    cell: cellPage,
+    missing: async () => ({ title: "Not found", node: h("div", null, h("h1", null, "No such page"), h("p", null, h("a", { href: "#/" }, "Back to the overview"))) }),
+  };
+
+  async function render({ keep = false } = {}) {
+    const seq = ++renderSeq;
+    const routeNow = parseRoute(location.hash);
+    const names = new Set();
+    const later = [];
+    const ctx = {
+      route: routeNow,
+      need: (name) => { names.add(name); return load(name); },
+      later: (fn) => later.push(fn),
+      current: () => seq === renderSeq,
+    };
+    const kept = keep ? saveView() : null;
+    let view;
+    try {
+      view = await PAGES[routeNow.page](ctx);
+    } catch (err) {
+      view = { title: "Not available", node: errorNode(err) };
+    }
+    if (seq !== renderSeq) return;
+    destroyCharts();
+    lastNames = [...names];
+    main.replaceChildren(view.node);
+    document.title = `${view.title} · agentbench view`;
+    markNav(routeNow.page);
+    for (const fn of later) fn();
+    if (kept) restoreView(kept);
+    else window.scrollTo(0, scrollMemory.get(location.hash) || 0);
+  }
+
+  function errorNode(err) {
+    return h("div", null, h("h1", null, "Not available"), h("p", { class: "error" }, String(err && err.message ? err.message : err)),
+      h("p", null, h("a", { href: "#/" }, "Back to the overview")));
+  }
+
+  function markNav(page) {
+    const section = page === "task" || page === "trial" ? "tasks" : page === "cell" ? "compare" : page;
+    for (const link of document.querySelectorAll(".nav a")) {
+      link.classList.toggle("current", link.dataset.page === section);
+    }
+  }
+
+  /** What a live re-render must not lose: scroll, focus and caret, open <details>. */
+  function saveView() {
+    const active = document.activeElement;
+    return {
+      scroll: window.scrollY,
+      focus: active && active.id ? active.id : null,
+      caret: active && typeof active.selectionStart === "number" ? [active.selectionStart, active.selectionEnd] : null,
+      open: [...main.querySelectorAll("details")].map((d) => d.open),
+    };
+  }
+
+  function restoreView(kept) {
+    const details = [...main.querySelectorAll("details")];
+    if (details.length === kept.open.length) details.forEach((d, i) => { d.open = kept.open[i]; });
+    const focus = kept.focus && document.getElementById(kept.focus);
+    if (focus) {
+      focus.focus({ preventScroll: true });
+      if (kept.caret && typeof focus.setSelectionRange === "function") focus.setSelectionRange(...kept.caret);
+    }
+    window.scrollTo(0, kept.scroll);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Charts (Chart.js, shipped beside this file)
+
+  function css(name) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  }
+
+  function chartsAvailable() {
+    return typeof window.Chart === "function";
+  }
+
+  function chartBox(label, cls) {
+    const canvas = h("canvas", { role: "img", "aria-label": label });
+    return { box: h("div", { class: `chart-box ${cls || ""}` }, canvas), canvas };
+  }
+
+  function makeChart(canvas, config) {
+    if (!chartsAvailable() || !canvas.isConnected) return;
+    const Chart = window.Chart;
+    Chart.defaults.color = css("--fg-muted");
+    Chart.defaults.borderColor = css("--border");
+    Chart.defaults.font.family = css("--sans");
+    config.options = { responsive: true, maintainAspectRatio: false, animation: false, ...config.options };
+    charts.push(new Chart(canvas, config));
+  }
+
+  function destroyCharts() {
+    for (const chart of charts) chart.destroy();
+    charts = [];
+  }
+
+  const seriesColour = (i) => SERIES[i % SERIES.length];
+
+  // ---------------------------------------------------------------------------------------
+  // Overview
+
+  async function overviewPage(ctx) {
+    const index = await ctx.need("index");
+    const node = h("div", null,
+      h("h1", null, index.title || "agentbench view"),
+      sourcesNote(index),
+      section("Configurations", configurationCards(index)),
+      armsSection(index),
+      chartsSection(ctx, index),
+      hardestTasks(index),
+      integritySection(index),
+      evidenceSection(index),
+      spendSection(index),
+      trajectoriesSection(index),
+      meteringSection(index),
+      runsSection(index));
+    return { title: "Overview", node };
+  }
+
+  function sourcesNote(index) {
+    const sources = index.sources || [];
+    return note([
+      `${sources.length} source${sources.length === 1 ? "" : "s"}: ${sources.join(", ")}`,
+      index.generated_at ? ` · generated ${index.generated_at}` : "",
+      index.live ? " · a run is still writing" : "",
+    ].join(""));
+  }
+
+  function simulatedMark(config, field) {
+    return (config.simulated || []).includes(field) ? " (simulated)" : "";
+  }
+
+  function configurationCards(index) {
+    if (!index.configurations.length) return note("No trials yet.");
+    return h("div", { class: "grid" }, index.configurations.map((config) => {
+      const s = config.summary || {};
+      const run = config.run || {};
+      const k = s.k ? ` (k=${s.k})` : "";
+      return h("div", { class: "card" },
+        h("h3", null, config.name, " ", config.arm ? h("span", { class: "badge" }, `arm ${config.arm}`) : null),
+        h("div", { class: "figure-label" }, "first exact"),
+        h("div", null, h("span", { class: "figure" }, fmtPct(s.first_exact)), " ",
+          h("span", { class: "interval", title: "interval over tasks" }, fmtInterval(s.first_exact_ci, fmtPct))),
+        facts([
+          ["agent", [run.agent, run.model, run.reasoning].filter(Boolean).join(" · ")],
+          ["trials", fmtCount(s.trials)],
+          ["final exact", fmtPct(s.final_exact)],
+          ["pooled first exact", s.pooled_first_exact_ci ? `${fmtPct(s.pooled_first_exact ?? s.first_exact)} ${fmtInterval(s.pooled_first_exact_ci, fmtPct)}` : null],
+          ["EOF-normalized", fmtPct(s.eof_normalized)],
+          [`pass@k${k}`, fmtPct(s.pass_at_k)],
+          [`pass^k${k}`, fmtPct(s.pass_hat_k)],
+          ["flip rate", fmtPct(s.flip_rate)],
+          ["coverage", fmtPct(s.coverage)],
+          ["not scored", notScored(s)],
+          [`tokens, median${simulatedMark(config, "tokens")}`, fmtCount(s.tokens && s.tokens.median)],
+          [`cost, total${simulatedMark(config, "cost_usd")}`, fmtUsd(s.cost_usd && s.cost_usd.total)],
+          [`wall, median${simulatedMark(config, "wall_s")}`, fmtSecs(s.wall_s && s.wall_s.median)],
+        ]),
+        h("div", null,
+          h("a", { href: route(["tasks"], { config: config.key }) }, "tasks"),
+          config.trials ? [" · ", h("a", { href: trialLink(config.key, 0) }, "first trial")] : null));
+    }));
+  }
+
+  function notScored(s) {
+    const parts = [
+      ["provider stops", s.provider_stops], ["infrastructure", s.infrastructure_failures],
+      ["errors", s.errors], ["interrupted", s.interrupted],
+    ].filter(([, n]) => n);
+    return parts.length ? parts.map(([label, n]) => `${label} ${fmtCount(n)}`).join(", ") : "none";
+  }
+
+  function pairKeys(index, baseName, armName) {
+    const byName = (name) => index.configurations.find((c) => c.arm === name || c.name === name);
+    const base = byName(baseName);
+    const candidate = byName(armName);
+    if (!base || !candidate) return null;
+    const listed = (index.pairs || []).some(([a, b]) => a === base.key && b === candidate.key);
+    return listed ? [base.key, candidate.key] : null;
+  }
+
+  function armsSection(index) {
+    const arms = index.arms;
+    if (!arms || !Array.isArray(arms.paired) || !arms.paired.length) return null;
+    const rows = arms.paired.map((pair) => {
+      const first = pair.first_exact || {};
+      const trials = first.trials || {};
+      const keys = pairKeys(index, pair.base, pair.arm);
+      const label = `${pair.arm} − ${pair.base}`;
+      return h("tr", null,
+        td(keys ? h("a", { href: route(["compare", ...keys]) }, label) : label, "wrap"),
+        td(fmtPts(first.point), "num"),
+        td(h("span", { class: "interval" }, fmtInterval(first.interval, fmtPts)), "num"),
+        td(fmtP(first.sign_test_p), "num"),
+        td(isNum(trials.both) ? `${trials.both} / ${trials.vanilla_only ?? trials.base_only} / ${trials.treatment_only ?? trials.candidate_only} / ${trials.neither}` : "–", "num"),
+        td(fmtP(trials.p), "num"),
+        td(ratioText(pair.tokens_ratio), "num"),
+        td(ratioText(pair.cost_usd_ratio), "num"),
+        td(ratioText(pair.wall_s_ratio), "num"));
+    });
+    return section("Arms",
+      table(["treatment − base", h("th", { class: "num" }, "first exact"), h("th", { class: "num" }, "interval"),
+        h("th", { class: "num" }, "sign p"), h("th", { class: "num" }, "both / base / treatment / neither"),
+        h("th", { class: "num" }, "McNemar p"), h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "cost"),
+        h("th", { class: "num" }, "time")], rows),
+      note("First exact: the mean per-task difference with its bootstrap interval; trials paired within each task."));
+  }
+
+  function ratioText(ratio) {
+    if (!ratio || !isNum(ratio.point)) return "–";
+    return `×${ratio.point.toFixed(2)} ${fmtInterval(ratio.interval, (x) => x.toFixed(2))}`;
+  }
+
+  function chartsSection(ctx, index) {
+    if (!chartsAvailable()) return section("Charts", note("The charting library did not load."));
+    const outcomes = chartBox("outcome distribution per configuration");
+    const families = chartBox("first exact per family", "tall");
+    const perTrial = chartBox("tokens and wall time per trial", "tall");
+    const perTrialNote = note("");
+    ctx.later(() => {
+      outcomeChart(outcomes.canvas, index);
+      familyChart(families.canvas, index);
+      trialScatter(ctx, perTrial.canvas, perTrialNote, index);
+    });
+    return section("Charts",
+      h("div", { class: "grid-2" },
+        h("div", { class: "card" }, h("h3", null, "Outcomes per configuration"), outcomes.box),
+        h("div", { class: "card" }, h("h3", null, "Tokens and wall time per trial"), perTrial.box, perTrialNote)),
+      h("div", { class: "card" }, h("h3", null, "First exact per family"), families.box,
+        note("Click a bar for the family's tasks.")));
+  }
+
+  function letterCounts(index) {
+    const counts = new Map(index.configurations.map((c) => [c.key, { P: 0, R: 0, F: 0, S: 0 }]));
+    for (const task of index.tasks) {
+      for (const [key, cell] of Object.entries(task.cells || {})) {
+        const tally = counts.get(key);
+        if (!tally) continue;
+        for (const letter of String(cell.outcomes || "")) tally[LETTERS[letter] ? letter : "S"] += 1;
+      }
+    }
+    return counts;
+  }
+
+  function outcomeChart(canvas, index) {
+    const counts = letterCounts(index);
+    const colours = { P: css("--pass"), R: css("--recover"), F: css("--fail"), S: css("--skip") };
+    makeChart(canvas, {
+      type: "bar",
+      data: {
+        labels: index.configurations.map((c) => c.name),
+        datasets: Object.keys(LETTERS).map((letter) => ({
+          label: LETTERS[letter],
+          data: index.configurations.map((c) => counts.get(c.key)[letter]),
+          backgroundColor: colours[letter],
+        })),
+      },
+      options: { indexAxis: "y", scales: { x: { stacked: true, title: { display: true, text: "trials" } }, y: { stacked: true } } },
+    });
+  }
+
+  function familyRates(index) {
+    // Per family and configuration: the mean of its tasks' first exact (tasks weigh alike).
+    const sums = new Map();
+    for (const task of index.tasks) {
+      if (task.no_solution) continue;
+      const family = task.family || "";
+      if (!sums.has(family)) sums.set(family, new Map());
+      for (const [key, cell] of Object.entries(task.cells || {})) {
+        if (!isNum(cell.first_exact)) continue;
+        const entry = sums.get(family).get(key) || { total: 0, n: 0 };
+        entry.total += cell.first_exact;
+        entry.n += 1;
+        sums.get(family).set(key, entry);
+      }
+    }
+    return sums;
+  }
+
+  function familyChart(canvas, index) {
+    const sums = familyRates(index);
+    const families = [...sums.keys()].sort();
+    makeChart(canvas, {
+      type: "bar",
+      data: {
+        labels: families.map((f) => f || "(none)"),
+        datasets: index.configurations.map((config, i) => ({
+          label: config.name,
+          backgroundColor: seriesColour(i),
+          data: families.map((f) => {
+            const entry = sums.get(f).get(config.key);
+            return entry && entry.n ? (100 * entry.total) / entry.n : null;
+          }),
+        })),
+      },
+      options: {
+        scales: {
+          y: { min: 0, max: 100, title: { display: true, text: "first exact, %" } },
+          x: { ticks: { autoSkip: false, maxRotation: 60, minRotation: 30 } },
+        },
+        onClick: (_event, elements) => {
+          if (elements.length) location.hash = route(["tasks"], { family: families[elements[0].index] });
+        },
+      },
+    });
+  }
+
+  async function trialScatter(ctx, canvas, noteEl, index) {
+    let columns;
+    try {
+      columns = await Promise.all(index.configurations.map((c) => ctx.need(`trials/${c.key}`)));
+    } catch (err) {
+      noteEl.textContent = `Per-trial figures are not available: ${err.message}`;
+      return;
+    }
+    if (!ctx.current()) return;
+    let sampled = false;
+    const datasets = index.configurations.map((config, i) => {
+      const cols = columns[i];
+      const n = (cols.task || []).length;
+      const stride = Math.max(1, Math.ceil(n / SCATTER_POINTS));
+      sampled ||= stride > 1;
+      const points = [];
+      for (let t = 0; t < n; t += stride) {
+        const x = cols.wall_s && cols.wall_s[t];
+        const y = cols.tokens && cols.tokens[t];
+        if (isNum(x) && isNum(y)) points.push({ x, y, trial: t });
+      }
+      return { label: config.name, key: config.key, data: points, backgroundColor: seriesColour(i), pointRadius: 2.5 };
+    });
+    const simulated = index.configurations.some((c) => (c.simulated || []).includes("tokens"));
+    noteEl.textContent = [sampled ? "A sample of the trials." : "", simulated ? "Some figures are simulated." : "", "Click a point for its trial."].filter(Boolean).join(" ");
+    makeChart(canvas, {
+      type: "scatter",
+      data: { datasets },
+      options: {
+        scales: {
+          x: { title: { display: true, text: "wall time, s" } },
+          y: { title: { display: true, text: "tokens" } },
+        },
+        plugins: {
+          tooltip: {
+            callbacks: {
+              label: (item) => {
+                const cols = columns[item.datasetIndex];
+                const t = item.raw.trial;
+                return `${cols.task[t]} r${cols.repeat ? cols.repeat[t] : "?"}: ${fmtCount(item.raw.y)} tokens, ${fmtSecs(item.raw.x)}`;
+              },
+            },
+          },
+        },
+        onClick: (_event, elements) => {
+          if (!elements.length) return;
+          const { datasetIndex, index: point } = elements[0];
+          const dataset = datasets[datasetIndex];
+          location.hash = trialLink(dataset.key, dataset.data[point].trial);
+        },
+      },
+    });
+  }
+
+  function hardestTasks(index) {
+    const scored = index.tasks
+      .map((task) => {
+        const cells = Object.values(task.cells || {}).filter((c) => isNum(c.first_exact));
+        const rate = cells.length ? cells.reduce((sum, c) => sum + c.first_exact, 0) / cells.length : null;
+        return { task, rate };
+      })
+      .filter((entry) => entry.rate !== null && !entry.task.no_solution)
+      .sort((a, b) => a.rate - b.rate)
+      .slice(0, 10);
+    if (!scored.length) return null;
+    const keys = index.configurations.map((c) => c.key);
+    return section("Hardest tasks",
+      table(["task", "family", ...index.configurations.map((c) => c.name), h("th", { class: "num" }, "first exact")],
+        scored.map(({ task, rate }) => h("tr", null,
+          td(h("a", { href: route(["task", task.id]), class: "task-link" }, task.id), "id"),
+          td(task.family || "", "wrap"),
+          keys.map((key) => td(task.cells[key] ? outcomeLinks(key, task.cells[key], task.id) : "–")),
+          td(fmtPct(rate), "num")))),
+      h("p", null, h("a", { href: route(["tasks"]) }, `All ${fmtCount(index.tasks.length)} tasks`)));
+  }
+
+  function perConfiguration(index, pick, build) {
+    const present = index.configurations.filter((c) => pick(c));
+    if (!present.length) return null;
+    return h("div", { class: "grid" }, present.map((config) =>
+      h("div", { class: "card" }, h("h3", null, config.name), build(pick(config), config))));
+  }
+
+  function integritySection(index) {
+    const body = perConfiguration(index, (c) => c.integrity, (block) => {
+      if (!block.buckets) return flatFacts(block);
+      return h("div", null,
+        facts([["no-solution tasks", `${fmtCount(block.tasks_observed)} of ${fmtCount(block.tasks_declared)}`], ["scored trials", fmtCount(block.trials)]]),
+        table(["bucket", h("th", { class: "num" }, "trials"), h("th", { class: "num" }, "share"), h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "cost")],
+          Object.entries(block.buckets).map(([name, b]) => h("tr", null, td(name, "wrap"), td(fmtCount(b.count), "num"), td(fmtPct(b.share), "num"),
+            td(fmtCount(b.tokens), "num"), td(fmtUsd(b.cost_usd), "num")))),
+        block.verdicts ? flatFacts({ verdicts: block.verdicts }) : null);
+    });
+    return body ? section("Integrity", body) : null;
+  }
+
+  function evidenceSection(index) {
+    const rows = [];
+    for (const config of index.configurations) {
+      for (const item of config.evidence || []) {
+        const causes = Object.entries(item.causes || {}).map(([cause, n]) => `${cause} ×${n}`).join(", ");
+        rows.push(h("tr", null, td(config.name, "wrap"), td(String(item.class), "wrap"), td(fmtCount(item.trials), "num"), td(causes || "–", "wrap")));
+      }
+    }
+    const classes = perConfiguration(index, (c) => (c.classes && c.classes.length ? c.classes : null), (list) =>
+      table(["class", h("th", { class: "num" }, "tasks"), h("th", { class: "num" }, "trials"), h("th", { class: "num" }, "first"), h("th", { class: "num" }, "final")],
+        list.map((row) => h("tr", null,
+          td(h("a", { href: route(["tasks"], { family: row.category }) }, row.category || "(none)"), "wrap"),
+          td(fmtCount(row.tasks), "num"), td(fmtCount(row.trials), "num"), td(fmtPct(row.first_exact), "num"), td(fmtPct(row.final_exact), "num")))));
+    if (!rows.length && !classes) return null;
+    return section("Outcome classes",
+      rows.length ? table(["configuration", "class", h("th", { class: "num" }, "trials"), "causes"], rows) : note("Every trial was scored."),
+      classes ? h("details", null, h("summary", null, "Task classes (families)"), classes) : null);
+  }
+
+  function spendSection(index) {
+    const rows = index.configurations.map((config) => {
+      const s = config.summary || {};
+      const tokens = s.tokens || {};
+      const cost = s.cost_usd || {};
+      const wall = s.wall_s || {};
+      return h("tr", null,
+        td(config.name, "wrap"),
+        td(fmtCount(tokens.total) + simulatedMark(config, "tokens"), "num"),
+        td(fmtCount(tokens.mean), "num"),
+        td(`${fmtCount(tokens.known)} / ${fmtCount(tokens.missing)}`, "num"),
+        td(fmtUsd(cost.total) + simulatedMark(config, "cost_usd"), "num"),
+        td(fmtUsd(s.cost_per_success), "num"),
+        td(fmtSecs(wall.total) + simulatedMark(config, "wall_s"), "num"),
+        td(fmtSecs(wall.mean), "num"));
+    });
+    return section("Spend", table(["configuration", h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "per trial"),
+      h("th", { class: "num" }, "known / missing"), h("th", { class: "num" }, "cost"), h("th", { class: "num" }, "per success"),
+      h("th", { class: "num" }, "wall time"), h("th", { class: "num" }, "per trial")], rows));
+  }
+
+  function trajectoryRows(block) {
+    if (!block) return [];
+    const per = (entry) => (entry && isNum(entry.per_trial) ? entry.per_trial : null);
+    const rows = [["requests", per(block.requests)], ["side requests", per(block.side_requests)],
+      ["test runs", per(block.verification_runs)], ["files read", per(block.files_read)], ["files written", per(block.files_written)]];
+    for (const [kind, entry] of Object.entries(block.tool_calls || {})) rows.push([`tool calls: ${kind}`, per(entry)]);
+    const shares = (block.time && block.time.shares) || {};
+    for (const [part, share] of Object.entries(shares)) rows.push([`time share: ${part.replace(/_s$/, "")}`, share, "share"]);
+    return rows;
+  }
+
+  function trajectoriesSection(index) {
+    const body = perConfiguration(index, (c) => c.trajectories, (block) =>
+      facts(trajectoryRows(block).map(([label, value, kind]) => [`${label}${kind ? "" : " per trial"}`, kind ? fmtPct(value) : fmtNumber(value)])));
+    return body ? section("Trajectories", body) : null;
+  }
+
+  function meteringSection(index) {
+    const body = perConfiguration(index, (c) => c.metering, (block) => flatFacts(block));
+    return body ? section("Metering", body) : null;
+  }
+
+  function runsSection(index) {
+    const body = perConfiguration(index, (c) => c.run, (run, config) => h("div", null,
+      facts([["agent", run.agent], ["model", run.model], ["reasoning", run.reasoning], ["repeats", run.repeats],
+        ["sandbox", run.sandbox], ["started", run.started_at], ["finished", run.finished_at],
+        ["harness", run.harness_version], ["sources", (config.sources || []).join(", ")]]),
+      h("details", null, h("summary", null, "Everything recorded"), flatFacts(run, 200))));
+    return body ? section("Runs", body) : null;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Tasks: filtered in memory, rendered a page of rows at a time
+
+  const TASK_FILTERS = ["family", "tag", "outcome", "class", "flaky", "changed", "q", "config", "sort"];
+  let tasksShown = PAGE_ROWS;
+  let tasksShownFor = "";
+
+  function taskRecords(index, columns) {
+    // Built once per index and trial columns: lowercased search text, letters, statuses.
+    return index.tasks.map((task) => {
+      const letters = new Set();
+      const statuses = new Set();
+      let flaky = false;
+      for (const [key, cell] of Object.entries(task.cells || {})) {
+        for (const letter of String(cell.outcomes || "")) letters.add(letter);
+        flaky ||= Boolean(cell.flaky);
+        const status = columns.get(key) && columns.get(key).status;
+        if (status) for (const t of cell.trials || []) if (status[t]) statuses.add(status[t]);
+      }
+      return {
+        task,
+        search: `${task.id}\n${task.prompt || ""}`.toLowerCase(),
+        tags: new Set(task.tags || []),
+        letters,
+        statuses,
+        flaky,
+      };
+    });
+  }
+
+  function filterTasks(records, f) {
+    const needle = (f.q || "").toLowerCase();
+    return records.filter((r) =>
+      (!f.family || (r.task.family || "") === f.family)
+      && (!f.tag || r.tags.has(f.tag))
+      && (!f.outcome || (f.config ? String((r.task.cells[f.config] || {}).outcomes || "").includes(f.outcome) : r.letters.has(f.outcome)))
+      && (!f.class || r.statuses.has(f.class))
+      && (!f.flaky || r.flaky)
+      && (!f.changed || r.task.changed)
+      && (!f.config || r.task.cells[f.config])
+      && (!needle || r.search.includes(needle)));
+  }
+
+  function sortTasks(list, sort) {
+    if (!sort) return list;
+    const desc = sort.startsWith("-");
+    const field = desc ? sort.slice(1) : sort;
+    const value = (r) => {
+      if (field === "id") return r.task.id;
+      if (field === "family") return r.task.family || "";
+      const cell = r.task.cells[field];
+      return cell && isNum(cell.first_exact) ? cell.first_exact : -1;
+    };
+    const sign = desc ? -1 : 1;
+    return [...list].sort((a, b) => {
+      const x = value(a);
+      const y = value(b);
+      return (x < y ? -1 : x > y ? 1 : 0) * sign;
+    });
+  }
+
+  function readFilters(query) {
+    return Object.fromEntries(TASK_FILTERS.map((name) => [name, query.get(name) || ""]));
+  }
+
+  const recordCache = new WeakMap();
+
+  async function tasksPage(ctx) {
+    const index = await ctx.need("index");
+    const columns = new Map();
+    const loaded = await Promise.allSettled(index.configurations.map((c) => ctx.need(`trials/${c.key}`)));
+    loaded.forEach((result, i) => { if (result.status === "fulfilled") columns.set(index.configurations[i].key, result.value); });
+    if (!recordCache.has(index)) recordCache.set(index, taskRecords(index, columns));
+    const records = recordCache.get(index);
+    const filters = readFilters(ctx.route.query);
+    const body = h("div");
+    const update = () => {
+      replaceQuery(filters);
+      renderTaskTable(body, index, records, filters);
+    };
+    const node = h("div", null,
+      h("h1", null, "Tasks"),
+      taskFilterBar(index, records, filters, update),
+      body);
+    renderTaskTable(body, index, records, filters);
+    return { title: "Tasks", node };
+  }
+
+  function options(values, selected, anyLabel) {
+    return [h("option", { value: "" }, anyLabel), ...values.map((v) => h("option", { value: v, selected: v === selected }, v))];
+  }
+
+  function taskFilterBar(index, records, filters, update) {
+    const families = [...new Set(index.tasks.map((t) => t.family || ""))].filter(Boolean).sort();
+    const tags = [...new Set(index.tasks.flatMap((t) => t.tags || []))].sort();
+    const classes = [...new Set(records.flatMap((r) => [...r.statuses]))].sort();
+    const select = (name, label, values, anyLabel, labels) => {
+      const el = h("select", { id: `filter-${name}`, name, onchange: () => { filters[name] = el.value; update(); } },
+        options(values, filters[name], anyLabel));
+      if (labels) for (const option of el.options) if (labels[option.value]) option.textContent = `${option.value}: ${labels[option.value]}`;
+      return h("label", null, label, el);
+    };
+    const check = (name, label) => {
+      const el = h("input", { type: "checkbox", id: `filter-${name}`, checked: filters[name] === "1", onchange: () => { filters[name] = el.checked ? "1" : ""; update(); } });
+      return h("label", null, el, label);
+    };
+    let typing = null;
+    const search = h("input", {
+      type: "search",
+      id: "search",
+      placeholder: "search ids and prompts  ( / )",
+      value: filters.q,
+      "aria-label": "search task ids and prompts",
+      oninput: () => {
+        clearTimeout(typing);
+        typing = setTimeout(() => { filters.q = search.value; update(); }, 120);
+      },
+    });
+    const configs = index.configurations.map((c) => c.key);
+    const configLabels = Object.fromEntries(index.configurations.map((c) => [c.key, c.name]));
+    return h("div", { class: "filters" },
+      search,
+      select("family", "family", families, "any"),
+      select("tag", "tag", tags, "any"),
+      select("outcome", "outcome", Object.keys(LETTERS), "any", LETTERS),
+      select("class", "class", classes, "any"),
+      configs.length > 1 ? select("config", "in", configs, "any configuration", configLabels) : null,
+      check("flaky", "flaky"),
+      configs.length > 1 ? check("changed", "changed between configurations") : null,
+      h("button", { type: "button", onclick: () => { for (const name of TASK_FILTERS) filters[name] = ""; location.hash = route(["tasks"]); } }, "clear"));
+  }
+
+  function renderTaskTable(body, index, records, filters) {
+    const matched = sortTasks(filterTasks(records, filters), filters.sort);
+    const signature = JSON.stringify(filters);
+    if (signature !== tasksShownFor) {
+      tasksShown = PAGE_ROWS;
+      tasksShownFor = signature;
+    }
+    trialList = matched.flatMap((r) => index.configurations.flatMap((c) => (r.task.cells[c.key] ? r.task.cells[c.key].trials.map((t) => `${c.key}/${t}`) : [])));
+    const configs = index.configurations.filter((c) => !filters.config || c.key === filters.config);
+    const sortHeader = (field, label, cls) => {
+      const current = filters.sort === field ? "sorted-asc" : filters.sort === `-${field}` ? "sorted-desc" : "";
+      return h("th", {
+        class: `sortable ${current} ${cls || ""}`,
+        title: "sort",
+        onclick: () => {
+          filters.sort = filters.sort === field ? `-${field}` : filters.sort === `-${field}` ? "" : field;
+          replaceQuery(filters);
+          renderTaskTable(body, index, records, filters);
+        },
+      }, label);
+    };
+    const rows = matched.slice(0, tasksShown).map((r) => taskRow(r.task, configs));
+    const more = h("button", {
+      type: "button",
+      id: "show-more",
+      disabled: tasksShown >= matched.length,
+      onclick: () => { tasksShown += PAGE_ROWS; renderTaskTable(body, index, records, filters); },
+    }, `show ${PAGE_ROWS} more`);
+    body.replaceChildren(
+      h("p", { class: "note", id: "task-count" }, `${fmtCount(Math.min(tasksShown, matched.length))} of ${fmtCount(matched.length)} matching tasks (${fmtCount(index.tasks.length)} in all)`),
+      table([sortHeader("id", "task"), sortHeader("family", "family"), h("th", null, "tags"),
+        ...configs.map((c) => sortHeader(c.key, c.name)), h("th", null, "changed")], rows),
+      matched.length > tasksShown ? h("div", { class: "pager" }, more, note(`${fmtCount(matched.length - tasksShown)} more`)) : null);
+  }
+
+  function taskRow(task, configs) {
+    return h("tr", null,
+      td(h("a", { href: route(["task", task.id]), class: "task-link" }, task.id), "id"),
+      td(task.family || "", "wrap"),
+      td((task.tags || []).map((tag) => h("span", { class: "badge" }, tag)), "wrap"),
+      configs.map((c) => {
+        const cell = task.cells[c.key];
+        return td(cell ? h("span", null, outcomeLinks(c.key, cell, task.id), " ", h("span", { class: "muted" }, fmtPct(cell.first_exact))) : "–");
+      }),
+      td(task.changed ? "changed" : ""));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // One task: its trials in every configuration
+
+  async function taskPage(ctx) {
+    const index = await ctx.need("index");
+    const task = lookups(index).tasks.get(ctx.route.id);
+    if (!task) return { title: "Not found", node: errorNode(new Error(`no task ${ctx.route.id} in this view`)) };
+    const keys = index.configurations.map((c) => c.key).filter((key) => task.cells[key]);
+    const columns = await Promise.allSettled(keys.map((key) => ctx.need(`trials/${key}`)));
+    trialList = keys.flatMap((key) => task.cells[key].trials.map((t) => `${key}/${t}`));
+    const node = h("div", null,
+      h("p", null, h("a", { href: "#/tasks" }, "← tasks")),
+      h("h1", null, task.id),
+      facts([["family", task.family || "–"], ["tags", (task.tags || []).join(", ") || "–"],
+        ["no solution", task.no_solution ? "yes: scored on integrity" : null], ["changed", task.changed ? "outcomes differ between configurations" : null]]),
+      task.prompt ? h("div", null, h("h2", null, "Prompt"), pre(task.prompt), note("The prompt's start; a trial shows it whole.")) : null,
+      keys.map((key, i) => taskTrials(index, task, key, columns[i].status === "fulfilled" ? columns[i].value : null)));
+    return { title: task.id, node };
+  }
+
+  function taskTrials(index, task, key, cols) {
+    const cell = task.cells[key];
+    const get = (name, t) => (cols && cols[name] ? cols[name][t] : null);
+    return section(`${configName(index, key)}: ${fmtPct(cell.first_exact)} first exact`,
+      table(["trial", "repeat", "status", h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "wall"),
+        h("th", { class: "num" }, "requests"), h("th", { class: "num" }, "tool calls")],
+        cell.trials.map((t, i) => h("tr", null,
+          td(outcomeLink(key, t, String(cell.outcomes)[i], task.id)),
+          td(String(get("repeat", t) ?? i)), td(String(get("status", t) ?? "–")),
+          td(fmtCount(get("tokens", t)), "num"), td(fmtSecs(get("wall_s", t)), "num"),
+          td(fmtCount(get("requests", t)), "num"), td(fmtCount(get("tool_calls", t)), "num")))));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // One trial
+
+  async function trialPage(ctx) {
+    const index = await ctx.need("index");
+    const { key } = ctx.route;
+    const i = validTrial(index, key, ctx.route.index);
+    if (i === null) return { title: "Not found", node: errorNode(new Error(`no trial ${ctx.route.index} of configuration ${key} in this view`)) };
+    const trial = await ctx.need(`trial/${key}/${i}`);
+    const node = h("div", null,
+      trialHeader(index, trial, key, i),
+      trial.prompt ? h("details", { open: true }, h("summary", null, "Prompt"), pre(trial.prompt)) : null,
+      roundsSection(trial.rounds),
+      stepsSection(ctx, trial),
+      trial.failure ? section("Against the expected tree", diffView(trial.failure), note("Invisible characters shown as the terminal does.")) : null,
+      trial.diff ? section("Diff against the input", diffView(trial.diff)) : null,
+      trial.verifier ? section("Verifier", pre(trial.verifier)) : null,
+      outputsSection(trial),
+      requestsSection(trial.requests),
+      artifactsSection(trial.artifacts),
+      trial.observation ? h("details", null, h("summary", null, "Observation as recorded"), pre(JSON.stringify(trial.observation, null, 2))) : null);
+    return { title: `${trial.task} r${trial.repeat}`, node };
+  }
+
+  function neighbours(key, i, count) {
+    const here = trialList.indexOf(`${key}/${i}`);
+    if (here >= 0) {
+      const split = (entry) => (entry ? entry.split("/") : null);
+      return { prev: split(trialList[here - 1]), next: split(trialList[here + 1]), where: `${here + 1} of ${trialList.length} in the list` };
+    }
+    return {
+      prev: i > 0 ? [key, i - 1] : null,
+      next: i + 1 < count ? [key, i + 1] : null,
+      where: `${i + 1} of ${count} in ${key}`,
+    };
+  }
+
+  function trialHeader(index, trial, key, i) {
+    const config = lookups(index).configs.get(key);
+    const near = neighbours(key, i, config.trials);
+    const step = (target, label, rel) => (target
+      ? h("a", { href: trialLink(target[0], target[1]), rel, id: `trial-${rel}` }, label)
+      : h("span", { class: "muted" }, label));
+    return h("div", null,
+      h("div", { class: "trial-nav" },
+        h("a", { href: route(["task", trial.task]) }, "← task"),
+        step(near.prev, "← previous (k)", "prev"), step(near.next, "next (j) →", "next"),
+        h("span", { class: "muted" }, near.where)),
+      h("h1", null, outcomeBadge(trial.outcome), " ", trial.task, ` · repeat ${trial.repeat}`),
+      facts([["configuration", config.name], ["arm", trial.arm], ["status", trial.status],
+        ["outcome", LETTERS[trial.outcome] || trial.outcome]]),
+      copyRow("node id", trial.nodeid),
+      copyRow("rerun", trial.rerun));
+  }
+
+  function copyRow(label, text) {
+    if (!text) return null;
+    const code = h("code", null, text);
+    const said = h("span", { class: "copied", "aria-live": "polite" });
+    const button = h("button", {
+      type: "button",
+      class: "copy",
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          said.textContent = "copied";
+        } catch {
+          // No clipboard here (file://, no focus): select the text for Ctrl+C instead.
+          const range = document.createRange();
+          range.selectNodeContents(code);
+          const selection = window.getSelection();
+          selection.removeAllRanges();
+          selection.addRange(range);
+          said.textContent = "selected: press Ctrl+C";
+        }
+      },
+    }, "copy");
+    return h("div", { class: "copy-row" }, h("span", { class: "muted" }, label), code, button, said);
+  }
+
+  function roundsSection(rounds) {
+    if (!rounds || !rounds.length) return null;
+    const list = (names) => (Array.isArray(names) && names.length ? names.join(", ") : "");
+    return section("Rounds", table(["attempt", "round", h("th", { class: "num" }, "exit"), "timed out", h("th", { class: "num" }, "wall"),
+      "exact", "differing", "missing", "unexpected", "invalid"],
+    rounds.map((r) => h("tr", null, td(String(r.attempt ?? "")), td(String(r.round ?? "")), td(String(r.exit_code ?? "–"), "num"),
+      td(r.timed_out ? "yes" : "no"), td(fmtSecs(r.wall_s), "num"), td(r.exact ? "yes" : "no"),
+      td(list(r.differing), "wrap"), td(list(r.missing), "wrap"), td(list(r.unexpected), "wrap"), td(list(r.invalid), "wrap")))));
+  }
+
+  function stepSummary(step) {
+    const calls = step.tool_calls || [];
+    if (calls.length) return calls.map((c) => c.name || c.kind).join(", ");
+    return String(step.message || step.reasoning || "").replace(/\s+/g, " ").slice(0, 80) || "(empty)";
+  }
+
+  function stepsSection(ctx, trial) {
+    const steps = trial.steps || [];
+    stepper = null;
+    if (!steps.length) return section("Trajectory", note("No trajectory was recorded for this trial."));
+    const query = ctx.route.query;
+    let shown = Math.min(Math.max(Number(query.get("step")) || 1, 1), steps.length);
+    const detail = h("div", { class: "step-detail", id: "step-detail" });
+    const buttons = steps.map((step, n) => h("button", {
+      type: "button",
+      class: "step-button",
+      onclick: () => show(n + 1),
+    }, h("span", { class: "step-source" }, `${n + 1}. ${step.source}`), stepSummary(step)));
+    const show = (n) => {
+      shown = Math.min(Math.max(n, 1), steps.length);
+      buttons.forEach((b, j) => (j + 1 === shown ? b.setAttribute("aria-current", "step") : b.removeAttribute("aria-current")));
+      detail.replaceChildren(stepDetail(steps[shown - 1], shown, steps.length, show));
+      scrollWithin(list, buttons[shown - 1]);
+      replaceQuery({ step: shown > 1 ? shown : "" });
+    };
+    const list = h("ol", { class: "step-list", id: "step-list" }, buttons.map((b) => h("li", null, b)));
+    stepper = { next: () => show(shown + 1), prev: () => show(shown - 1) };
+    ctx.later(() => show(shown));
+    return section(`Trajectory: ${steps.length} steps`,
+      trial.steps_cut ? note(`${fmtCount(trial.steps_cut)} more steps were left out.`) : null,
+      h("div", { class: "stepper" }, list, detail));
+  }
+  let stepper = null; // the trial page's step controls, for n / p
+
+  /** Bring an item of a scrolling list into view without scrolling the page itself. */
+  function scrollWithin(container, item) {
+    const top = item.offsetTop; // the container is positioned, so this is relative to it
+    if (top < container.scrollTop) container.scrollTop = top;
+    else if (top + item.offsetHeight > container.scrollTop + container.clientHeight) {
+      container.scrollTop = top + item.offsetHeight - container.clientHeight;
+    }
+  }
+
+  function stepDetail(step, n, count, show) {
+    const tokens = step.tokens
+      ? Object.entries(step.tokens).filter(([, v]) => isNum(v)).map(([k, v]) => `${k} ${fmtCount(v)}`).join(" · ")
+      : "";
+    return h("div", null,
+      h("div", { class: "step-nav" },
+        h("button", { type: "button", id: "step-prev", disabled: n <= 1, onclick: () => show(n - 1) }, "← step (p)"),
+        h("button", { type: "button", id: "step-next", disabled: n >= count, onclick: () => show(n + 1) }, "step (n) →"),
+        h("strong", { id: "step-title" }, `Step ${n} of ${count}`),
+        h("span", { class: "muted" }, `${step.source} · attempt ${step.attempt ?? 0}, round ${step.round ?? 0}${step.side ? " · side request" : ""}`)),
+      facts([["tokens", tokens], ["latency", isNum(step.latency_s) ? fmtSecs(step.latency_s) : null]]),
+      step.message ? pre(step.message, "message") : null,
+      step.reasoning ? h("details", null, h("summary", null, "Reasoning"), pre(step.reasoning)) : null,
+      (step.tool_calls || []).map(toolCall));
+  }
+
+  function toolCall(call) {
+    const args = call.arguments;
+    return h("div", { class: "tool-call" },
+      h("div", null, h("strong", null, String(call.name ?? "")), " ", h("span", { class: "badge" }, String(call.kind ?? "other")),
+        call.exit_code !== null && call.exit_code !== undefined ? h("span", { class: "badge" }, `exit ${call.exit_code}`) : null),
+      args !== null && args !== undefined ? pre(typeof args === "string" ? args : JSON.stringify(args, null, 2), "arguments") : null,
+      call.result !== null && call.result !== undefined ? h("details", { open: String(call.result).length < 2000 }, h("summary", null, "result"), pre(call.result, "result")) : note("no result recorded"));
+  }
+
+  function diffView(text) {
+    const block = h("pre", { class: "diff" });
+    for (const line of String(text).split("\n")) {
+      const cls = /^(\+\+\+|---) /.test(line) ? "file" : line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : null;
+      block.append(cls ? h("span", { class: cls }, line) : `${line}\n`);
+    }
+    return block;
+  }
+
+  function outputsSection(trial) {
+    const parts = [["final message", trial.final_message], ["stdout", trial.stdout], ["stderr", trial.stderr]].filter(([, text]) => text);
+    if (!parts.length) return null;
+    return section("Agent output", parts.map(([label, text]) => h("details", null, h("summary", null, label), pre(text))));
+  }
+
+  function requestsSection(requests) {
+    if (!requests || !requests.length) return null;
+    return section("Metered requests", table([h("th", { class: "num" }, "#"), h("th", { class: "num" }, "status"), "model",
+      h("th", { class: "num" }, "input"), h("th", { class: "num" }, "output"), h("th", { class: "num" }, "latency"), "fault"],
+    requests.map((r) => h("tr", null, td(String(r.n ?? ""), "num"), td(String(r.status ?? "–"), "num"), td(String(r.model ?? ""), "wrap"),
+      td(fmtCount(r.input), "num"), td(fmtCount(r.output), "num"), td(fmtSecs(r.latency_s), "num"), td(r.fault ? String(r.fault) : "", "wrap")))));
+  }
+
+  function artifactsSection(artifacts) {
+    if (!artifacts || !artifacts.length) return null;
+    return section("Artifacts", table(["name", h("th", { class: "num" }, "bytes")],
+      artifacts.map((a) => h("tr", null, td(String(a.name), "wrap"), td(fmtCount(a.size), "num")))),
+    note("Files kept in the trial's directory of the run."));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Compare two configurations
+
+  function listedPair(index, base, candidate) {
+    return (index.pairs || []).some(([a, b]) => a === base && b === candidate);
+  }
+
+  async function comparePage(ctx) {
+    const index = await ctx.need("index");
+    let { base, candidate } = ctx.route;
+    if (!base) {
+      const first = (index.pairs || [])[0];
+      if (!first) return { title: "Compare", node: h("div", null, h("h1", null, "Compare"), note("This view has a single configuration: nothing to compare.")) };
+      [base, candidate] = first;
+    }
+    const picker = comparePicker(index, base, candidate);
+    if (!listedPair(index, base, candidate)) {
+      return { title: "Compare", node: h("div", null, h("h1", null, "Compare"), picker, note("This view has no comparison of these two configurations.")) };
+    }
+    const data = await ctx.need(`compare/${base}/${candidate}`);
+    const node = h("div", null,
+      h("h1", null, `${data.candidate_name || candidate} against ${data.base_name || base}`),
+      picker,
+      (data.problems || []).map((problem) => h("p", { class: "warning" }, String(problem))),
+      metricsSection(data),
+      mcnemarSection(data, base, candidate),
+      compareTrajectories(ctx, data),
+      compareTasks(data, base, candidate));
+    return { title: "Compare", node };
+  }
+
+  function comparePicker(index, base, candidate) {
+    const choose = (id, current) => h("select", { id },
+      index.configurations.map((c) => h("option", { value: c.key, selected: c.key === current }, c.name)));
+    const baseSelect = choose("compare-base", base);
+    const candidateSelect = choose("compare-candidate", candidate);
+    const go = () => { location.hash = route(["compare", baseSelect.value, candidateSelect.value]); };
+    baseSelect.addEventListener("change", go);
+    candidateSelect.addEventListener("change", go);
+    return h("div", { class: "compare-pick filters" },
+      h("label", null, "base", baseSelect),
+      h("label", null, "candidate", candidateSelect),
+      h("button", { type: "button", onclick: () => { location.hash = route(["compare", candidateSelect.value, baseSelect.value]); } }, "swap"));
+  }
+
+  function metricsSection(data) {
+    const rows = (data.metrics || []).map((m) => {
+      const fmt = metricFormat(m.metric);
+      return h("tr", null, td(String(m.metric), "wrap"), td(fmt.value(m.base), "num"), td(fmt.value(m.candidate), "num"),
+        td(fmt.difference(m.difference), "num"), td(h("span", { class: "interval" }, fmtInterval(m.ci, fmt.difference)), "num"),
+        td(fmtP(m.p_sign), "num"), td(fmtCount(m.tasks), "num"));
+    });
+    return section("Paired metrics", table(["metric", h("th", { class: "num" }, "base"), h("th", { class: "num" }, "candidate"),
+      h("th", { class: "num" }, "difference"), h("th", { class: "num" }, "interval"), h("th", { class: "num" }, "sign p"),
+      h("th", { class: "num" }, "tasks")], rows),
+    note("Differences are candidate − base per task, with bootstrap intervals over tasks; p from the exact sign test."));
+  }
+
+  function mcnemarSection(data, base, candidate) {
+    const m = data.mcnemar;
+    if (!m || !m.cells) return null;
+    const cell = (name) => {
+      const entry = m.cells[name] || { count: 0 };
+      return h("td", { class: "cell" }, h("a", { href: route(["compare", base, candidate, "cell", name]), id: `cell-${name}` }, fmtCount(entry.count)));
+    };
+    const baseName = data.base_name || base;
+    const candidateName = data.candidate_name || candidate;
+    return section(`Trials paired: ${m.outcome || "first exact"}`,
+      tableBox(h("table", { class: "mcnemar" },
+        h("thead", null, h("tr", null, h("th", null, ""), h("th", null, `${candidateName} exact`), h("th", null, `${candidateName} not`))),
+        h("tbody", null,
+          h("tr", null, h("th", null, `${baseName} exact`), cell("both"), cell("base_only")),
+          h("tr", null, h("th", null, `${baseName} not`), cell("candidate_only"), cell("neither"))))),
+      note(`McNemar's exact test on the two discordant cells: p = ${fmtP(m.p)}. Each count lists its trials.`));
+  }
+
+  function compareTrajectories(ctx, data) {
+    const t = data.trajectories || {};
+    if (!t.base && !t.candidate) return null;
+    const baseRows = trajectoryRows(t.base);
+    const candidateRows = new Map(trajectoryRows(t.candidate).map((row) => [row[0], row]));
+    const labels = [...new Set([...baseRows.map((r) => r[0]), ...candidateRows.keys()])];
+    const baseMap = new Map(baseRows.map((row) => [row[0], row]));
+    const value = (row) => (row ? (row[2] ? fmtPct(row[1]) : fmtNumber(row[1])) : "–");
+    const chart = chartBox("trajectory figures per trial, side by side");
+    ctx.later(() => {
+      const perTrial = labels.filter((label) => !label.startsWith("time share"));
+      makeChart(chart.canvas, {
+        type: "bar",
+        data: {
+          labels: perTrial,
+          datasets: [
+            { label: data.base_name || data.base, backgroundColor: seriesColour(0), data: perTrial.map((l) => (baseMap.get(l) || [])[1] ?? null) },
+            { label: data.candidate_name || data.candidate, backgroundColor: seriesColour(1), data: perTrial.map((l) => (candidateRows.get(l) || [])[1] ?? null) },
+          ],
+        },
+        options: { indexAxis: "y", scales: { x: { title: { display: true, text: "per trial" } } } },
+      });
+    });
+    return section("Trajectories side by side",
+      h("div", { class: "grid-2" },
+        table(["figure", h("th", { class: "num" }, data.base_name || "base"), h("th", { class: "num" }, data.candidate_name || "candidate")],
+          labels.map((label) => h("tr", null, td(`${label}${baseMap.get(label)?.[2] || candidateRows.get(label)?.[2] ? "" : " per trial"}`, "wrap"),
+            td(value(baseMap.get(label)), "num"), td(value(candidateRows.get(label)), "num")))),
+        h("div", { class: "card" }, chart.box)));
+  }
+
+  function compareTasks(data, base, candidate) {
+    const all = data.tasks || [];
+    const body = h("div");
+    let changedOnly = all.some((t) => t.base !== t.candidate);
+    let shown = PAGE_ROWS;
+    const draw = () => {
+      const list = (changedOnly ? all.filter((t) => t.base !== t.candidate) : all)
+        .slice().sort((a, b) => (a.difference ?? 0) - (b.difference ?? 0));
+      body.replaceChildren(
+        note(`${fmtCount(Math.min(shown, list.length))} of ${fmtCount(list.length)} tasks, largest loss first`),
+        table(["task", data.base_name || base, data.candidate_name || candidate, h("th", { class: "num" }, "difference")],
+          list.slice(0, shown).map((t) => h("tr", null,
+            td(h("a", { href: route(["task", t.id]) }, t.id), "id"),
+            td(h("span", { class: "outcomes" }, [...String(t.base || "")].map(outcomeBadge))),
+            td(h("span", { class: "outcomes" }, [...String(t.candidate || "")].map(outcomeBadge))),
+            td(fmtPts(t.difference), "num")))),
+        list.length > shown ? h("div", { class: "pager" }, h("button", { type: "button", onclick: () => { shown += PAGE_ROWS; draw(); } }, `show ${PAGE_ROWS} more`)) : null);
+    };
+    const toggle = h("input", { type: "checkbox", id: "compare-changed", checked: changedOnly, onchange: () => { changedOnly = toggle.checked; shown = PAGE_ROWS; draw(); } });
+    draw();
+    return section("Per task", h("label", null, toggle, " only tasks whose outcomes differ"), body);
+  }
+
+  async function cellPage(ctx) {
+    const index = await ctx.need("index");
+    const { base, candidate, cell } = ctx.route;
+    if (!listedPair(index, base, candidate) || !MCNEMAR_CELLS[cell]) {
+      return { title: "Not found", node: errorNode(new Error("no such comparison cell in this view")) };
+    }
+    const [data, baseCols, candidateCols] = await Promise.all([
+      ctx.need(`compare/${base}/${candidate}`), ctx.need(`trials/${base}`), ctx.need(`trials/${candidate}`)]);
+    const pairs = ((data.mcnemar && data.mcnemar.cells && data.mcnemar.cells[cell]) || {}).trials || [];
+    trialList = pairs.flatMap(([i, j]) => [`${base}/${i}`, `${candidate}/${j}`]);
+    const body = h("div");
+    let shown = PAGE_ROWS;
+    const letter = (cols, t) => String(cols.outcome || "")[t] || "S";
+    const draw = () => {
+      body.replaceChildren(
+        note(`${fmtCount(Math.min(shown, pairs.length))} of ${fmtCount(pairs.length)} trial pairs`),
+        table(["task", "repeat", data.base_name || base, data.candidate_name || candidate],
+          pairs.slice(0, shown).map(([i, j]) => h("tr", null,
+            td(h("a", { href: route(["task", baseCols.task[i]]) }, baseCols.task[i]), "id"),
+            td(`${baseCols.repeat ? baseCols.repeat[i] : "?"} / ${candidateCols.repeat ? candidateCols.repeat[j] : "?"}`),
+            td(outcomeLink(base, i, letter(baseCols, i), data.base_name || base)),
+            td(outcomeLink(candidate, j, letter(candidateCols, j), data.candidate_name || candidate))))),
+        pairs.length > shown ? h("div", { class: "pager" }, h("button", { type: "button", onclick: () => { shown += PAGE_ROWS; draw(); } }, `show ${PAGE_ROWS} more`)) : null);
+    };
+    draw();
+    const node = h("div", null,
+      h("p", null, h("a", { href: route(["compare", base, candidate]) }, "← the comparison")),
+      h("h1", null, `${MCNEMAR_CELLS[cell]}: ${data.base_name || base} and ${data.candidate_name || candidate}`),
+      note("Each row pairs a trial of the base with the candidate's trial of the same task and repeat."),
+      body);
+    return { title: MCNEMAR_CELLS[cell], node };
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Keyboard and help
+
+  const help = document.getElementById("help");
+  let helpReturn = null;
+
+  function openHelp() {
+    helpReturn = document.activeElement;
+    help.hidden = false;
+    document.getElementById("help-close").focus();
+  }
+
+  function closeHelp() {
+    help.hidden = true;
+    if (helpReturn && helpReturn.isConnected) helpReturn.focus();
+  }
+
+  function typingIn(target) {
+    return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
+  }
+
+  /** j / k: on a trial page the neighbouring trial; elsewhere move between the page's trial links. */
+  function moveTrial(step) {
+    const page = parseRoute(location.hash).page;
+    if (page === "trial") {
+      const link = document.getElementById(step > 0 ? "trial-next" : "trial-prev");
+      if (link) location.hash = link.getAttribute("href");
+      return;
+    }
+    const links = [...main.querySelectorAll("a.trial-link")];
+    if (!links.length) return;
+    const here = links.indexOf(document.activeElement);
+    const next = here < 0 ? (step > 0 ? 0 : links.length - 1) : Math.min(Math.max(here + step, 0), links.length - 1);
+    links[next].focus();
+    links[next].scrollIntoView({ block: "nearest" });
+  }
+
+  function focusSearch() {
+    const search = document.getElementById("search");
+    if (search) {
+      search.focus();
+      search.select();
+    } else {
+      focusSearchAfterRender = true;
+      location.hash = "#/tasks";
+    }
+  }
+  let focusSearchAfterRender = false;
+
+  function onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (!help.hidden) {
+      if (event.key === "Escape" || event.key === "?") {
+        event.preventDefault();
+        closeHelp();
+      }
+      return;
+    }
+    if (typingIn(event.target)) {
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    const actions = {
+      "?": openHelp,
+      "/": focusSearch,
+      j: () => moveTrial(1),
+      k: () => moveTrial(-1),
+      n: () => stepper && parseRoute(location.hash).page === "trial" && stepper.next(),
+      p: () => stepper && parseRoute(location.hash).page === "trial" && stepper.prev(),
+    };
+    const action = actions[event.key];
+    if (action) {
+      event.preventDefault();
+      action();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Live: in server mode, follow the run directories as they are written
+
+  let version = null;
+
+  function setStatus(text, cls) {
+    statusEl.textContent = text;
+    statusEl.className = `status ${cls || ""}`;
+  }
+
+  async function poll() {
+    try {
+      const response = await fetch("api/version", { cache: "no-store" });
+      if (!response.ok) throw new Error(String(response.status));
+      const next = (await response.json()).version;
+      if (version !== null && next !== version) await refresh();
+      version = next;
+      const index = delivered.get("index") || (await load("index").catch(() => null));
+      setStatus(index && index.live ? "live" : "up to date", index && index.live ? "live" : "");
+    } catch {
+      setStatus("server not reachable", "offline");
+    } finally {
+      setTimeout(poll, POLL_MS);
+    }
+  }
+
+  /** Fetch again what the page shows; re-render only when some of it really changed. */
+  async function refresh() {
+    const names = lastNames;
+    const before = names.map((name) => texts.get(name));
+    cache.clear();
+    await Promise.allSettled(names.map(load));
+    const changed = names.some((name, i) => texts.get(name) !== before[i]);
+    if (changed) await render({ keep: true });
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Start
+
+  function start() {
+    window.addEventListener("hashchange", (event) => {
+      const old = new URL(event.oldURL).hash;
+      scrollMemory.set(old, window.scrollY);
+      render().then(() => {
+        if (focusSearchAfterRender) {
+          focusSearchAfterRender = false;
+          const search = document.getElementById("search");
+          if (search) search.focus();
+        }
+      });
+    });
+    document.addEventListener("keydown", onKey);
+    document.getElementById("help-button").addEventListener("click", openHelp);
+    document.getElementById("help-close").addEventListener("click", closeHelp);
+    help.addEventListener("click", (event) => { if (event.target === help) closeHelp(); });
+    window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => render({ keep: true }));
+    load("index").then((index) => {
+      document.getElementById("nav-compare").hidden = !(index.pairs || []).length;
+    }, () => {});
+    if (MODE === "server") poll();
+    else setStatus(MODE === "bundle" ? "static bundle" : "report");
+    render();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
