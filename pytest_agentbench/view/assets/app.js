@@ -315,7 +315,8 @@
 
   const main = document.getElementById("main");
   const statusEl = document.getElementById("status");
-  let renderSeq = 0;
+  let renderSeq = 0; // the newest navigation; an older one finishing late is dropped
+  let renderCount = 0; // renders completed
   let lastNames = []; // payloads the page on screen was built from
   let charts = [];
   let trialList = []; // "key/index" of the current list, for j/k on a trial page
@@ -358,6 +359,9 @@
     for (const fn of later) fn();
     if (kept) restoreView(kept);
     else window.scrollTo(0, scrollMemory.get(location.hash) || 0);
+    // Where the page stands, for whoever drives it (the browser tests wait on these).
+    main.dataset.route = location.hash.replace(/^#\/?/, "").split("?")[0];
+    main.dataset.renders = String(++renderCount);
   }
 
   function errorNode(err) {
@@ -468,7 +472,7 @@
       const run = config.run || {};
       const k = s.k ? ` (k=${s.k})` : "";
       return h("div", { class: "card" },
-        h("h3", null, config.name, " ", config.arm ? h("span", { class: "badge" }, `arm ${config.arm}`) : null),
+        h("h3", null, config.name, " ", config.arm && config.arm !== config.name ? h("span", { class: "badge" }, `arm ${config.arm}`) : null),
         h("div", { class: "figure-label" }, "first exact"),
         h("div", null, h("span", { class: "figure" }, fmtPct(s.first_exact)), " ",
           h("span", { class: "interval", title: "interval over tasks" }, fmtInterval(s.first_exact_ci, fmtPct))),
@@ -520,8 +524,7 @@
       const label = `${pair.arm} − ${pair.base}`;
       return h("tr", null,
         td(keys ? h("a", { href: route(["compare", ...keys]) }, label) : label, "wrap"),
-        td(fmtPts(first.point), "num"),
-        td(h("span", { class: "interval" }, fmtInterval(first.interval, fmtPts)), "num"),
+        td(withInterval(fmtPts(first.point), fmtInterval(first.interval, fmtPts)), "num"),
         td(fmtP(first.sign_test_p), "num"),
         td(isNum(trials.both) ? `${trials.both} / ${trials.vanilla_only ?? trials.base_only} / ${trials.treatment_only ?? trials.candidate_only} / ${trials.neither}` : "–", "num"),
         td(fmtP(trials.p), "num"),
@@ -530,8 +533,8 @@
         td(ratioText(pair.wall_s_ratio), "num"));
     });
     return section("Arms",
-      table(["treatment − base", h("th", { class: "num" }, "first exact"), h("th", { class: "num" }, "interval"),
-        h("th", { class: "num" }, "sign p"), h("th", { class: "num" }, "both / base / treatment / neither"),
+      table(["treatment − base", h("th", { class: "num" }, "first exact"),
+        h("th", { class: "num" }, "sign p"), h("th", { class: "num", title: "trials: both / base only / treatment only / neither exact" }, "trials paired"),
         h("th", { class: "num" }, "McNemar p"), h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "cost"),
         h("th", { class: "num" }, "time")], rows),
       note("First exact: the mean per-task difference with its bootstrap interval; trials paired within each task."));
@@ -539,7 +542,12 @@
 
   function ratioText(ratio) {
     if (!ratio || !isNum(ratio.point)) return "–";
-    return `×${ratio.point.toFixed(2)} ${fmtInterval(ratio.interval, (x) => x.toFixed(2))}`;
+    return withInterval(`×${ratio.point.toFixed(2)}`, fmtInterval(ratio.interval, (x) => x.toFixed(2)));
+  }
+
+  /** A figure with its interval beneath it, so that narrow columns keep both whole. */
+  function withInterval(figure, interval) {
+    return [h("div", null, figure), interval ? h("div", { class: "interval" }, interval) : null];
   }
 
   function chartsSection(ctx, index) {
