@@ -27,6 +27,7 @@ COMMANDS = {
     "status": "pytest_agentbench.commands.status",
     "serve-script": "pytest_agentbench.commands.serve_script",
     "clean": "pytest_agentbench.commands.clean",
+    "view": "pytest_agentbench.commands.view",
 }
 USAGE_ERROR = 2
 

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("plan", "trial"),
     ("run", "scoring"),
     ("report",),
+    ("view",),
     ("plugin", "options", "hookspecs", "header", "cli", "commands"),
 )
 # Task trees handed to agents as they are (not the project's code)

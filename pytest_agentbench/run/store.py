@@ -334,13 +334,14 @@ class RunWriter:
 
     @pytest.hookimpl(tryfirst=True, specname="pytest_runtest_logreport")
     def pytest_runtest_logreport_name(self, report: pytest.TestReport) -> None:
-        """Give a trial this run executed its id before anyone reads it (reused ones keep
-        theirs)."""
+        """Give a trial this run executed its id and node id before anyone reads it (reused
+        ones keep theirs)."""
         observation = getattr(report, REPORT_ATTRIBUTE, None)
         if observation is None or "trial_id" in observation:
             return
         cell = cell_key(observation)
         observation["trial_id"] = trial_id(self.run["run_id"], *cell, self.executions[cell])
+        observation["nodeid"] = report.nodeid
         self.executions[cell] += 1
 
     @pytest.hookimpl

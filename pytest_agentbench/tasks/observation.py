@@ -140,6 +140,7 @@ class Observation(TypedDict):
     cost_usd: float | None
     wall_s: float | None
     trial_id: NotRequired[str]  # run id + task + repeat + attempt: the trial counts once
+    nodeid: NotRequired[str]  # the pytest node id that ran it: pasted back, it reruns the trial
     final_eof_normalized: NotRequired[bool]  # the last graded round was EOF-normalized
     changed_lines: NotRequired[list[str] | None]  # digest of the final diff's +/- lines
     category: NotRequired[str]

@@ -21,6 +21,7 @@ from pytest_agentbench.tasks.model import Tree
 
 REPORT_ATTRIBUTE = "agentbench_artifacts"
 TRIALS_DIR = "trials"  # in the run directory: one folder of artifacts per trial
+FAILURE_FILE = "failure.txt"  # a failed trial's failure report, as the terminal shows it
 DIFF_LIMIT = 64 * 1024
 FILE_LIMIT = 256 * 1024
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)

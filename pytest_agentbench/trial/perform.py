@@ -30,7 +30,12 @@ from pytest_agentbench.tasks.model import Task, TaskError
 from pytest_agentbench.tasks.observation import InfraRetry, Observation, slot_task
 from pytest_agentbench.trajectory.raw import ARCHIVE
 from pytest_agentbench.trajectory.summary import TRAJECTORY_FILE
-from pytest_agentbench.trial.artifacts import scrub, secret_variables, trial_artifacts
+from pytest_agentbench.trial.artifacts import (
+    FAILURE_FILE,
+    scrub,
+    secret_variables,
+    trial_artifacts,
+)
 from pytest_agentbench.trial.process import process_parts
 from pytest_agentbench.trial.rounds import GradeFn, Trial, TrialOutcome
 
@@ -179,6 +184,8 @@ def perform(
             ),
         )
     if not observation["final_exact"]:
+        if outcome.failure_text:  # what the terminal shows: the diff against the expected tree
+            artifacts[FAILURE_FILE] = scrub(outcome.failure_text, secrets=secrets) + "\n"
         return TrialDone(
             observation, artifacts, TrialFailed(outcome.failure_text or "the result is not exact")
         )

@@ -1,0 +1,89 @@
+"""Run directories and reports read for the viewer: their configurations scored into one
+document, each trial's folder found again, and a version that changes whenever a run writes."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_agentbench.run.store import OBSERVATIONS_FILE, RUN_FILE, read_run_file
+from pytest_agentbench.run.trajectories import trial_directory
+from pytest_agentbench.scoring.configurations import (
+    Configuration,
+    configurations_of,
+    load_source,
+    merge,
+)
+from pytest_agentbench.scoring.merged import build_document
+from pytest_agentbench.tasks.observation import Observation
+
+
+@dataclass
+class Loaded:
+    """What one look at the sources found: the document, one report per configuration with
+    its key (c0, c1, ...) for URLs and its configuration, and the run directories by run id."""
+
+    document: dict[str, Any]
+    reports: list[dict[str, Any]]
+    keys: list[str]
+    configurations: list[Configuration]
+    run_dirs: dict[str, Path] = field(default_factory=dict)
+
+    def report(self, key: str) -> dict[str, Any]:
+        return self.reports[self.keys.index(key)]
+
+    def trial_folder(self, observation: Observation) -> Path | None:
+        """The trial's folder of artifacts, when its run directory is at hand and has one."""
+        run_id = str(observation.get("trial_id") or "").partition("/")[0]
+        run_dir = self.run_dirs.get(run_id)
+        if run_dir is None:
+            return None
+        folder = trial_directory(run_dir, observation)
+        return folder if folder.is_dir() else None
+
+
+def _run_dirs(paths: list[Path], reports: list[dict[str, Any]]) -> dict[str, Path]:
+    """Run id -> directory: those named, and those a merged report names that still exist."""
+    candidates = [p for p in paths if p.is_dir()]
+    for report in reports:
+        candidates += [Path(s) for s in report["run"].get("sources") or [] if Path(s).is_dir()]
+    found: dict[str, Path] = {}
+    for directory in candidates:
+        if (directory / RUN_FILE).is_file():
+            run_id = read_run_file(directory).get("run_id")
+            if isinstance(run_id, str):
+                found.setdefault(run_id, directory)
+    return found
+
+
+def load(paths: list[Path]) -> Loaded:
+    """Every source's configurations, those of one identity merged, scored as `agentbench
+    report` scores them."""
+    configurations = merge([c for path in paths for c in load_source(path)])
+    document = build_document(configurations)
+    reports = configurations_of(document)
+    return Loaded(
+        document=document,
+        reports=reports,
+        keys=[f"c{i}" for i in range(len(reports))],
+        configurations=configurations,
+        run_dirs=_run_dirs(paths, reports),
+    )
+
+
+def version(paths: list[Path]) -> str:
+    """Changes whenever a source file a view reads changes (size or time), so a page can ask
+    cheaply whether to load again."""
+    stamp = hashlib.sha256()
+    for path in paths:
+        files = [path / RUN_FILE, path / OBSERVATIONS_FILE] if path.is_dir() else [path]
+        for file in files:
+            try:
+                info = file.stat()
+            except OSError:
+                stamp.update(f"{file}:-".encode())
+                continue
+            stamp.update(f"{file}:{info.st_size}:{info.st_mtime_ns}".encode())
+    return stamp.hexdigest()[:16]

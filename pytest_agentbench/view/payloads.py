@@ -1,0 +1,257 @@
+"""The viewer's payloads, built from one look at the sources (loading.Loaded): `index` (the
+overview and the tasks table), `trials/<C>` (per-trial columns of one configuration) and
+`compare/<A>/<B>` (a paired comparison with the trials behind each McNemar cell). Every figure
+is the document's; the wording of notes and tables is the other reports' (report/)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pytest_agentbench.report import arms as arm_words
+from pytest_agentbench.report.breakdowns import (
+    CLASS_HEADERS,
+    INTEGRITY_HEADERS,
+    class_rows,
+    integrity_notes,
+    integrity_rows,
+)
+from pytest_agentbench.report.evidence import evidence_lines
+from pytest_agentbench.report.metering import metering_lines
+from pytest_agentbench.report.trajectories import (
+    TRAJECTORY_HEADERS,
+    trajectory_lines,
+    trajectory_rows,
+)
+from pytest_agentbench.scoring.compare import OUTCOMES, compare
+from pytest_agentbench.scoring.document import simulated_figures
+from pytest_agentbench.tasks.observation import Observation, trial_tokens
+from pytest_agentbench.trajectory.raw import ARCHIVE
+from pytest_agentbench.view.loading import Loaded
+
+PROMPT_PREVIEW = 1200  # characters of a task's prompt in the index, searched and shown
+RUN_FIELDS_LEFT_OUT = ("tasks_selected", "settings")  # long, and shown nowhere
+
+
+def outcome_letter(observation: Observation) -> str:
+    """P first exact, R exact after a recovery or retry, F not exact, S not scored."""
+    if observation["status"] != "scored":
+        return "S"
+    if observation["first_exact"]:
+        return "P"
+    return "R" if observation["final_exact"] else "F"
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> dict[str, Any] | None:
+    return {"headers": headers, "rows": rows} if rows else None
+
+
+def _configuration(key: str, report: dict[str, Any]) -> dict[str, Any]:
+    run = report["run"]
+    head, rows = trajectory_lines(report.get("trajectories"))
+    return {
+        "key": key,
+        "name": str(run.get("name") or run.get("agent")),
+        "sources": run.get("sources") or [],
+        "run": {k: v for k, v in run.items() if k not in RUN_FIELDS_LEFT_OUT},
+        "summary": report["summary"],
+        "integrity": report.get("integrity"),
+        "trajectories": report.get("trajectories"),
+        "classes": report.get("classes") or [],
+        "metering": report.get("metering"),
+        "notes": evidence_lines(report),
+        "metering_lines": metering_lines(report["metering"]) if report.get("metering") else [],
+        "trajectory_lines": head + [line.strip() for line in rows],
+        "simulated": sorted(simulated_figures(run)),
+        "trials": len(report["observations"]),
+    }
+
+
+def _arms_tables(block: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The arms block as the HTML and Markdown reports word it: one table per part."""
+    if not block:
+        return None
+    return {
+        "arms": _table(arm_words.ARM_HEADERS, arm_words.arm_rows(block)),
+        "paired": _table(arm_words.PAIRED_HEADERS, arm_words.paired_rows(block)),
+        "ratios": _table(arm_words.RATIO_HEADERS, arm_words.ratio_rows(block)),
+        "anchors": _table(arm_words.ANCHOR_HEADERS, arm_words.anchor_rows(block)),
+        "notes": [*arm_words.NOTES, *arm_words.delivery_lines(block)],
+    }
+
+
+def _first_prompt(folder: Path | None) -> str | None:
+    """The prompt of a trial's first round, from the first line of its raw evidence (the
+    archive's first gzip member starts with it; nothing else of the file is read)."""
+    if folder is None:
+        return None
+    try:
+        with gzip.open(folder / ARCHIVE, "rt", encoding="utf-8", errors="replace") as archive:
+            line = archive.readline()
+        record = json.loads(line)
+    except (OSError, EOFError, zlib.error, ValueError):
+        return None
+    prompt = record.get("prompt") if isinstance(record, dict) else None
+    return prompt if isinstance(prompt, str) else None
+
+
+def _task_rows(loaded: Loaded) -> list[dict[str, Any]]:
+    """One row per task of any configuration: its family, tags, prompt's start, and per
+    configuration the trials' outcome letters and indices."""
+    rows: dict[str, dict[str, Any]] = {}
+    for key, report in zip(loaded.keys, loaded.reports, strict=True):
+        indices: dict[str, list[int]] = {}
+        for index, observation in enumerate(report["observations"]):
+            indices.setdefault(observation["task"], []).append(index)
+        for task in report["tasks"]:
+            row = rows.setdefault(
+                task["id"],
+                {
+                    "id": task["id"],
+                    "family": task.get("category") or "",
+                    "tags": task.get("tags") or [],
+                    "prompt": None,
+                    "no_solution": bool(task.get("no_solution")),
+                    "cells": {},
+                },
+            )
+            trials = indices.get(task["id"], [])
+            if not trials:
+                continue
+            observations = [report["observations"][i] for i in trials]
+            if row["prompt"] is None:
+                prompt = _first_prompt(loaded.trial_folder(observations[0]))
+                row["prompt"] = prompt[:PROMPT_PREVIEW] if prompt else None
+            row["cells"][key] = {
+                "outcomes": "".join(map(outcome_letter, observations)),
+                "trials": trials,
+                "first_exact": task.get("first_exact"),
+                "final_exact": task.get("final_exact"),
+                "flaky": bool(task.get("flip_rate")),
+            }
+    for row in rows.values():
+        shown = {cell["outcomes"].replace("S", "") for cell in row["cells"].values()}
+        row["changed"] = len(row["cells"]) > 1 and len({_rate(o) for o in shown}) > 1
+    return sorted(rows.values(), key=lambda row: row["id"])
+
+
+def _rate(outcomes: str) -> float | None:
+    """The share of exact trials in an outcome string (None: no scored trial)."""
+    return sum(letter in "PR" for letter in outcomes) / len(outcomes) if outcomes else None
+
+
+def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
+    """Everything the overview and tasks pages show."""
+    document = loaded.document
+    named = [(str(r["run"].get("name") or r["run"].get("agent")), r) for r in loaded.reports]
+    return {
+        "title": "agentbench view",
+        "generated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "live": live,
+        "sources": sources,
+        "configurations": [
+            _configuration(key, report)
+            for key, report in zip(loaded.keys, loaded.reports, strict=True)
+        ],
+        "arms": document.get("arms"),
+        "arms_tables": _arms_tables(document.get("arms")),
+        "rollups": document.get("rollups"),
+        "combined": document.get("combined"),
+        "tables": {
+            "classes": _table(CLASS_HEADERS, class_rows(named)),
+            "integrity": _table(INTEGRITY_HEADERS, integrity_rows(named)),
+            "integrity_notes": integrity_notes(named),
+            "trajectories": _table(
+                TRAJECTORY_HEADERS,
+                trajectory_rows(
+                    [(n, r["trajectories"]) for n, r in named if r.get("trajectories")]
+                ),
+            ),
+        },
+        "pairs": [[a, b] for a in loaded.keys for b in loaded.keys if a != b],
+        "tasks": _task_rows(loaded),
+    }
+
+
+def _figure(observation: Observation, *path: str) -> Any:
+    value: Any = observation
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def trial_columns(loaded: Loaded, key: str) -> dict[str, Any]:
+    """The per-trial columns of one configuration: what charts and trial lists need."""
+    observations = loaded.report(key)["observations"]
+    return {
+        "key": key,
+        "task": [o["task"] for o in observations],
+        "repeat": [o["repeat"] for o in observations],
+        "arm": [o.get("arm") for o in observations],
+        "outcome": "".join(map(outcome_letter, observations)),
+        "status": [o["status"] for o in observations],
+        "tokens": [trial_tokens(o) for o in observations],
+        "cost_usd": [o.get("cost_usd") for o in observations],
+        "wall_s": [o.get("wall_s") for o in observations],
+        "requests": [_figure(o, "trajectory", "requests") for o in observations],
+        "tool_calls": [_figure(o, "trajectory", "tool_calls", "total") for o in observations],
+        "steps": [_figure(o, "trajectory", "steps") for o in observations],
+    }
+
+
+CELLS = {  # McNemar's four cells by (base exact, candidate exact)
+    (True, True): "both",
+    (True, False): "base_only",
+    (False, True): "candidate_only",
+    (False, False): "neither",
+}
+
+
+def _paired_indices(
+    pairs: list[Any], outcome: str, base: dict[str, int], candidate: dict[str, int]
+) -> Iterator[tuple[str, list[int]]]:
+    """(cell, [base index, candidate index]) of each trial pair, paired as the comparison
+    pairs them (within a task, in repeat order)."""
+
+    def ordered(side: Any) -> list[Observation]:
+        return sorted(side.trials, key=lambda o: (o["repeat"], o.get("trial_id") or ""))
+
+    for b, c in pairs:
+        for old, new in zip(ordered(b), ordered(c), strict=False):
+            cell = CELLS[(bool(old.get(outcome)), bool(new.get(outcome)))]
+            yield cell, [base[_trial_key(old)], candidate[_trial_key(new)]]
+
+
+def _trial_key(observation: Observation) -> str:
+    return str(observation.get("trial_id") or (observation["task"], observation["repeat"]))
+
+
+def comparison(loaded: Loaded, base_key: str, candidate_key: str) -> dict[str, Any]:
+    """The paired comparison of two configurations; when they cannot be paired, why."""
+    base = loaded.configurations[loaded.keys.index(base_key)]
+    candidate = loaded.configurations[loaded.keys.index(candidate_key)]
+    names = {"base_name": base.name, "candidate_name": candidate.name}
+    head = {"base": base_key, "candidate": candidate_key, **names}
+    try:
+        result = compare(base, candidate)
+    except ValueError as exc:
+        return {**head, "problems": str(exc).splitlines(), "comparison": None, "mcnemar": {}}
+    indices = {
+        key: {_trial_key(o): i for i, o in enumerate(loaded.report(key)["observations"])}
+        for key in (base_key, candidate_key)
+    }
+    mcnemar: dict[str, Any] = {}
+    for outcome in OUTCOMES:
+        cells: dict[str, list[list[int]]] = {name: [] for name in CELLS.values()}
+        for cell, pair in _paired_indices(
+            result.pairs, outcome, indices[base_key], indices[candidate_key]
+        ):
+            cells[cell].append(pair)
+        figures = result.suite[outcome]["mcnemar"] or {}
+        mcnemar[outcome] = {"cells": cells, "p": figures.get("p")}
+    return {**head, "problems": [], "comparison": result.to_json(), "mcnemar": mcnemar}
