@@ -387,13 +387,14 @@ def test_compare_two_arms_and_follow_a_mcnemar_cell_to_its_trials(
     assert "first_exact" in metrics and "[" in metrics  # each difference with its interval
     check(page, tmp_path, "compare")
 
+    cell = "#mcnemar-first_exact-{}".format
     counts = {
-        name: int(find(page, f"#cell-{name}").text.replace(",", ""))
+        name: int(find(page, cell(name)).text.replace(",", ""))
         for name in ("both", "base_only", "candidate_only", "neither")
     }
     assert sum(counts.values()) == 14  # 7 tasks x 2 repeats, paired
-    name = max(counts, key=lambda cell: (counts[cell], cell != "both"))
-    rendered(page, find(page, f"#cell-{name}").click)
+    name = max(counts, key=lambda name: (counts[name], name != "both"))
+    rendered(page, find(page, cell(name)).click)
     assert route(page) == f"{pair}/cell/{name}"
     rows = find_all(page, "tbody tr")
     assert len(rows) == counts[name]

@@ -217,12 +217,6 @@
     return Array.isArray(ci) && ci.length === 2 ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : "";
   }
 
-  function metricFormat(metric) {
-    if (RATES.has(metric)) return { value: fmtPct, difference: fmtPts };
-    if (/ratio/.test(metric)) return { value: fmtNumber, difference: (x) => (isNum(x) ? `×${x.toFixed(3)}` : "–") };
-    return { value: fmtNumber, difference: (x) => (isNum(x) ? `${x >= 0 ? "+" : ""}${fmtNumber(x)}` : "–") };
-  }
-
   // ---------------------------------------------------------------------------------------
   // Routes
 
@@ -753,9 +747,11 @@
         list.map((row) => h("tr", null,
           td(h("a", { href: route(["tasks"], { family: row.category }) }, row.category || "(none)"), "wrap"),
           td(fmtCount(row.tasks), "num"), td(fmtCount(row.trials), "num"), td(fmtPct(row.first_exact), "num"), td(fmtPct(row.final_exact), "num")))));
-    if (!rows.length && !classes) return null;
+    const notes = perConfiguration(index, (c) => (c.notes && c.notes.length ? c.notes : null), textLines);
+    if (!rows.length && !classes && !notes) return null;
     return section("Outcome classes",
-      rows.length ? table(["configuration", "class", h("th", { class: "num" }, "trials"), "causes"], rows) : note("Every trial was scored."),
+      rows.length ? table(["configuration", "class", h("th", { class: "num" }, "trials"), "causes"], rows) : null,
+      notes || (rows.length ? null : note("Every trial was scored.")),
       classes ? h("details", null, h("summary", null, "Task classes (families)"), classes) : null);
   }
 
@@ -797,8 +793,14 @@
     return body ? section("Trajectories", body) : null;
   }
 
+  /** Lines the terminal report prints (evidence, metering), as the other reports word them. */
+  function textLines(lines) {
+    return h("ul", { class: "lines" }, lines.map((line) => h("li", null, String(line))));
+  }
+
   function meteringSection(index) {
-    const body = perConfiguration(index, (c) => c.metering, (block) => flatFacts(block));
+    const lines = (c) => (c.metering_lines && c.metering_lines.length ? c.metering_lines : null);
+    const body = perConfiguration(index, (c) => lines(c) || c.metering, (block) => (Array.isArray(block) ? textLines(block) : flatFacts(block)));
     return body ? section("Metering", body) : null;
   }
 
@@ -1214,8 +1216,86 @@
   // ---------------------------------------------------------------------------------------
   // Compare two configurations
 
+  const RATIO_METRICS = new Set(["tokens", "output_tokens", "cost_usd", "wall_s"]);
+
   function listedPair(index, base, candidate) {
     return (index.pairs || []).some(([a, b]) => a === base && b === candidate);
+  }
+
+  function metricKind(metric) {
+    if (RATES.has(metric)) return "rate";
+    return RATIO_METRICS.has(metric) || /ratio/.test(metric) ? "ratio" : "number";
+  }
+
+  function summaryFigure(summary, metric) {
+    const value = summary[metric];
+    return value && typeof value === "object" ? value.mean : value;
+  }
+
+  /**
+   * The comparison in one shape, whichever the payload has: the contract's own (metrics,
+   * mcnemar with counted cells, tasks) or the compare command's document under `comparison`
+   * with McNemar's trial pairs per outcome beside it.
+   */
+  function comparisonView(data, index) {
+    const { base, candidate } = data;
+    const configs = lookups(index).configs;
+    const view = {
+      base,
+      candidate,
+      baseName: data.base_name || configName(index, base),
+      candidateName: data.candidate_name || configName(index, candidate),
+      problems: (data.problems || []).map(String),
+      differences: [],
+      metrics: [],
+      mcnemar: {},
+      tasks: [],
+      trajectories: {
+        base: (configs.get(base) || {}).trajectories,
+        candidate: (configs.get(candidate) || {}).trajectories,
+        differences: null,
+      },
+    };
+    const outcomes = (id, key) => {
+      const task = lookups(index).tasks.get(id);
+      return task && task.cells[key] ? String(task.cells[key].outcomes || "") : "";
+    };
+    if (Array.isArray(data.metrics)) {
+      view.metrics = data.metrics.map((m) => ({ ...m, p: m.p_sign, kind: metricKind(m.metric) }));
+      if (data.mcnemar && data.mcnemar.cells) {
+        const cells = Object.fromEntries(Object.entries(data.mcnemar.cells).map(([name, cell]) => [name, cell.trials || []]));
+        view.mcnemar[data.mcnemar.outcome || "first_exact"] = { cells, p: data.mcnemar.p };
+      }
+      view.tasks = (data.tasks || []).map((t) => ({ ...t, ratio: null }));
+      if (data.trajectories) Object.assign(view.trajectories, data.trajectories);
+      return view;
+    }
+    const doc = data.comparison || {};
+    const baseSummary = (configs.get(base) || {}).summary || {};
+    const candidateSummary = (configs.get(candidate) || {}).summary || {};
+    view.metrics = Object.entries(doc.suite || {}).map(([metric, entry]) => ({
+      metric,
+      kind: metricKind(metric),
+      base: summaryFigure(baseSummary, metric),
+      candidate: summaryFigure(candidateSummary, metric),
+      difference: entry.point,
+      ci: entry.interval,
+      p: entry.sign_test_p,
+      tasks: entry.pairs,
+      note: entry.note,
+    }));
+    view.differences = Object.entries(doc.differences || {}).map(([field, pair]) =>
+      `${field}: ${pair.base ?? "none"} → ${pair.candidate ?? "none"}`);
+    view.mcnemar = data.mcnemar || {};
+    view.tasks = (doc.tasks || []).map((t) => ({
+      id: t.id,
+      base: outcomes(t.id, base),
+      candidate: outcomes(t.id, candidate),
+      difference: t.first_exact,
+      ratio: t.tokens_ratio,
+    }));
+    view.trajectories.differences = doc.trajectories || null;
+    return view;
   }
 
   async function comparePage(ctx) {
@@ -1230,15 +1310,16 @@
     if (!listedPair(index, base, candidate)) {
       return { title: "Compare", node: h("div", null, h("h1", null, "Compare"), picker, note("This view has no comparison of these two configurations.")) };
     }
-    const data = await ctx.need(`compare/${base}/${candidate}`);
+    const view = comparisonView(await ctx.need(`compare/${base}/${candidate}`), index);
     const node = h("div", null,
-      h("h1", null, `${data.candidate_name || candidate} against ${data.base_name || base}`),
+      h("h1", null, `${view.candidateName} against ${view.baseName}`),
       picker,
-      (data.problems || []).map((problem) => h("p", { class: "warning" }, String(problem))),
-      metricsSection(data),
-      mcnemarSection(data, base, candidate),
-      compareTrajectories(ctx, data),
-      compareTasks(data, base, candidate));
+      view.problems.map((problem) => h("p", { class: "warning" }, problem)),
+      view.differences.length ? note(`What differs between the two: ${view.differences.join("; ")}`) : null,
+      metricsSection(view),
+      mcnemarSection(view),
+      compareTrajectories(ctx, view),
+      compareTasks(view));
     return { title: "Compare", node };
   }
 
@@ -1256,70 +1337,84 @@
       h("button", { type: "button", onclick: () => { location.hash = route(["compare", candidateSelect.value, baseSelect.value]); } }, "swap"));
   }
 
-  function metricsSection(data) {
-    const rows = (data.metrics || []).map((m) => {
-      const fmt = metricFormat(m.metric);
+  const KIND_FORMATS = {
+    rate: { value: fmtPct, difference: fmtPts },
+    ratio: { value: fmtNumber, difference: (x) => (isNum(x) ? `×${x.toFixed(3)}` : "–") },
+    number: { value: fmtNumber, difference: (x) => (isNum(x) ? `${x >= 0 ? "+" : ""}${fmtNumber(x)}` : "–") },
+  };
+
+  function metricsSection(view) {
+    const rows = view.metrics.map((m) => {
+      const fmt = KIND_FORMATS[m.kind] || KIND_FORMATS.number;
       return h("tr", null, td(String(m.metric), "wrap"), td(fmt.value(m.base), "num"), td(fmt.value(m.candidate), "num"),
         td(fmt.difference(m.difference), "num"), td(h("span", { class: "interval" }, fmtInterval(m.ci, fmt.difference)), "num"),
-        td(fmtP(m.p_sign), "num"), td(fmtCount(m.tasks), "num"));
+        td(fmtP(m.p), "num"), td(fmtCount(m.tasks), "num"), td(m.note ? String(m.note) : "", "wrap"));
     });
     return section("Paired metrics", table(["metric", h("th", { class: "num" }, "base"), h("th", { class: "num" }, "candidate"),
       h("th", { class: "num" }, "difference"), h("th", { class: "num" }, "interval"), h("th", { class: "num" }, "sign p"),
-      h("th", { class: "num" }, "tasks")], rows),
-    note("Differences are candidate − base per task, with bootstrap intervals over tasks; p from the exact sign test."));
+      h("th", { class: "num" }, "tasks"), "note"], rows),
+    note("Rates: the mean per-task difference, candidate − base; tokens, cost and time: the ratio candidate / base. Bootstrap intervals over tasks; p from the exact sign test."));
   }
 
-  function mcnemarSection(data, base, candidate) {
-    const m = data.mcnemar;
-    if (!m || !m.cells) return null;
-    const cell = (name) => {
-      const entry = m.cells[name] || { count: 0 };
-      return h("td", { class: "cell" }, h("a", { href: route(["compare", base, candidate, "cell", name]), id: `cell-${name}` }, fmtCount(entry.count)));
-    };
-    const baseName = data.base_name || base;
-    const candidateName = data.candidate_name || candidate;
-    return section(`Trials paired: ${m.outcome || "first exact"}`,
+  function mcnemarSection(view) {
+    const outcomes = Object.keys(view.mcnemar);
+    if (!outcomes.length) return null;
+    return section("Trials paired", h("div", { class: "grid" }, outcomes.map((outcome) => mcnemarTable(view, outcome))),
+      note("Each trial of the base paired with the candidate's trial of the same task and repeat; McNemar's exact test on the two discordant cells. Each count lists its trials."));
+  }
+
+  function mcnemarTable(view, outcome) {
+    const { cells, p } = view.mcnemar[outcome];
+    const cell = (name) => h("td", { class: "cell" },
+      h("a", { href: route(["compare", view.base, view.candidate, "cell", name], { outcome }), id: `mcnemar-${outcome}-${name}` },
+        fmtCount(((cells || {})[name] || []).length)));
+    return h("div", null,
+      h("h3", null, `${outcome.replace(/_/g, " ")}: McNemar p = ${fmtP(p)}`),
       tableBox(h("table", { class: "mcnemar" },
-        h("thead", null, h("tr", null, h("th", null, ""), h("th", null, `${candidateName} exact`), h("th", null, `${candidateName} not`))),
+        h("thead", null, h("tr", null, h("th", null, ""), h("th", null, `${view.candidateName} exact`), h("th", null, `${view.candidateName} not`))),
         h("tbody", null,
-          h("tr", null, h("th", null, `${baseName} exact`), cell("both"), cell("base_only")),
-          h("tr", null, h("th", null, `${baseName} not`), cell("candidate_only"), cell("neither"))))),
-      note(`McNemar's exact test on the two discordant cells: p = ${fmtP(m.p)}. Each count lists its trials.`));
+          h("tr", null, h("th", null, `${view.baseName} exact`), cell("both"), cell("base_only")),
+          h("tr", null, h("th", null, `${view.baseName} not`), cell("candidate_only"), cell("neither"))))));
   }
 
-  function compareTrajectories(ctx, data) {
-    const t = data.trajectories || {};
+  function compareTrajectories(ctx, view) {
+    const t = view.trajectories;
     if (!t.base && !t.candidate) return null;
-    const baseRows = trajectoryRows(t.base);
+    const baseRows = new Map(trajectoryRows(t.base).map((row) => [row[0], row]));
     const candidateRows = new Map(trajectoryRows(t.candidate).map((row) => [row[0], row]));
-    const labels = [...new Set([...baseRows.map((r) => r[0]), ...candidateRows.keys()])];
-    const baseMap = new Map(baseRows.map((row) => [row[0], row]));
-    const value = (row) => (row ? (row[2] ? fmtPct(row[1]) : fmtNumber(row[1])) : "–");
-    const chart = chartBox("trajectory figures per trial, side by side");
+    const labels = [...new Set([...baseRows.keys(), ...candidateRows.keys()])];
+    const shown = (row) => (row ? (row[2] ? fmtPct(row[1]) : fmtNumber(row[1])) : "–");
+    const isShare = (label) => (baseRows.get(label) || candidateRows.get(label))[2];
+    const chart = chartBox("trajectory figures per trial, side by side", "tall");
     ctx.later(() => {
-      const perTrial = labels.filter((label) => !label.startsWith("time share"));
+      const perTrial = labels.filter((label) => !isShare(label));
+      const series = (rows) => perTrial.map((label) => (rows.get(label) || [])[1] ?? null);
       makeChart(chart.canvas, {
         type: "bar",
         data: {
           labels: perTrial,
           datasets: [
-            { label: data.base_name || data.base, backgroundColor: seriesColour(0), data: perTrial.map((l) => (baseMap.get(l) || [])[1] ?? null) },
-            { label: data.candidate_name || data.candidate, backgroundColor: seriesColour(1), data: perTrial.map((l) => (candidateRows.get(l) || [])[1] ?? null) },
+            { label: view.baseName, backgroundColor: seriesColour(0), data: series(baseRows) },
+            { label: view.candidateName, backgroundColor: seriesColour(1), data: series(candidateRows) },
           ],
         },
         options: { indexAxis: "y", scales: { x: { title: { display: true, text: "per trial" } } } },
       });
     });
+    const differences = Object.entries(t.differences || {}).filter(([, d]) => d && isNum(d.mean_difference));
     return section("Trajectories side by side",
       h("div", { class: "grid-2" },
-        table(["figure", h("th", { class: "num" }, data.base_name || "base"), h("th", { class: "num" }, data.candidate_name || "candidate")],
-          labels.map((label) => h("tr", null, td(`${label}${baseMap.get(label)?.[2] || candidateRows.get(label)?.[2] ? "" : " per trial"}`, "wrap"),
-            td(value(baseMap.get(label)), "num"), td(value(candidateRows.get(label)), "num")))),
-        h("div", { class: "card" }, chart.box)));
+        table(["figure", h("th", { class: "num" }, view.baseName), h("th", { class: "num" }, view.candidateName)],
+          labels.map((label) => h("tr", null, td(`${label}${isShare(label) ? "" : " per trial"}`, "wrap"),
+            td(shown(baseRows.get(label)), "num"), td(shown(candidateRows.get(label)), "num")))),
+        h("div", { class: "card" }, chart.box)),
+      differences.length
+        ? note(`Paired per task, candidate − base: ${differences.map(([name, d]) => `${name} ${d.mean_difference >= 0 ? "+" : ""}${fmtNumber(d.mean_difference)} (${fmtCount(d.tasks)} tasks)`).join(", ")}.`)
+        : null);
   }
 
-  function compareTasks(data, base, candidate) {
-    const all = data.tasks || [];
+  function compareTasks(view) {
+    const all = view.tasks;
     const body = h("div");
     let changedOnly = all.some((t) => t.base !== t.candidate);
     let shown = PAGE_ROWS;
@@ -1328,12 +1423,13 @@
         .slice().sort((a, b) => (a.difference ?? 0) - (b.difference ?? 0));
       body.replaceChildren(
         note(`${fmtCount(Math.min(shown, list.length))} of ${fmtCount(list.length)} tasks, largest loss first`),
-        table(["task", data.base_name || base, data.candidate_name || candidate, h("th", { class: "num" }, "difference")],
+        table(["task", view.baseName, view.candidateName, h("th", { class: "num" }, "first exact"), h("th", { class: "num" }, "tokens")],
           list.slice(0, shown).map((t) => h("tr", null,
             td(h("a", { href: route(["task", t.id]) }, t.id), "id"),
             td(h("span", { class: "outcomes" }, [...String(t.base || "")].map(outcomeBadge))),
             td(h("span", { class: "outcomes" }, [...String(t.candidate || "")].map(outcomeBadge))),
-            td(fmtPts(t.difference), "num")))),
+            td(fmtPts(t.difference), "num"),
+            td(isNum(t.ratio) ? `×${t.ratio.toFixed(2)}` : "–", "num")))),
         list.length > shown ? h("div", { class: "pager" }, h("button", { type: "button", onclick: () => { shown += PAGE_ROWS; draw(); } }, `show ${PAGE_ROWS} more`)) : null);
     };
     const toggle = h("input", { type: "checkbox", id: "compare-changed", checked: changedOnly, onchange: () => { changedOnly = toggle.checked; shown = PAGE_ROWS; draw(); } });
@@ -1349,7 +1445,9 @@
     }
     const [data, baseCols, candidateCols] = await Promise.all([
       ctx.need(`compare/${base}/${candidate}`), ctx.need(`trials/${base}`), ctx.need(`trials/${candidate}`)]);
-    const pairs = ((data.mcnemar && data.mcnemar.cells && data.mcnemar.cells[cell]) || {}).trials || [];
+    const view = comparisonView(data, index);
+    const outcome = ctx.route.query.get("outcome") || Object.keys(view.mcnemar)[0] || "first_exact";
+    const pairs = ((view.mcnemar[outcome] || {}).cells || {})[cell] || [];
     trialList = pairs.flatMap(([i, j]) => [`${base}/${i}`, `${candidate}/${j}`]);
     const body = h("div");
     let shown = PAGE_ROWS;
@@ -1357,18 +1455,18 @@
     const draw = () => {
       body.replaceChildren(
         note(`${fmtCount(Math.min(shown, pairs.length))} of ${fmtCount(pairs.length)} trial pairs`),
-        table(["task", "repeat", data.base_name || base, data.candidate_name || candidate],
+        table(["task", "repeat", view.baseName, view.candidateName],
           pairs.slice(0, shown).map(([i, j]) => h("tr", null,
             td(h("a", { href: route(["task", baseCols.task[i]]) }, baseCols.task[i]), "id"),
             td(`${baseCols.repeat ? baseCols.repeat[i] : "?"} / ${candidateCols.repeat ? candidateCols.repeat[j] : "?"}`),
-            td(outcomeLink(base, i, letter(baseCols, i), data.base_name || base)),
-            td(outcomeLink(candidate, j, letter(candidateCols, j), data.candidate_name || candidate))))),
+            td(outcomeLink(base, i, letter(baseCols, i), view.baseName)),
+            td(outcomeLink(candidate, j, letter(candidateCols, j), view.candidateName))))),
         pairs.length > shown ? h("div", { class: "pager" }, h("button", { type: "button", onclick: () => { shown += PAGE_ROWS; draw(); } }, `show ${PAGE_ROWS} more`)) : null);
     };
     draw();
     const node = h("div", null,
       h("p", null, h("a", { href: route(["compare", base, candidate]) }, "← the comparison")),
-      h("h1", null, `${MCNEMAR_CELLS[cell]}: ${data.base_name || base} and ${data.candidate_name || candidate}`),
+      h("h1", null, `${MCNEMAR_CELLS[cell]} (${outcome.replace(/_/g, " ")}): ${view.baseName} and ${view.candidateName}`),
       note("Each row pairs a trial of the base with the candidate's trial of the same task and repeat."),
       body);
     return { title: MCNEMAR_CELLS[cell], node };
