@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inline_payloads import payloads_of
 
+from pytest_agentbench.commands.report import html_page
 from pytest_agentbench.report.markdown import render_markdown
 from pytest_agentbench.report.terminal import render
-from pytest_agentbench.commands.report import html_page
 from pytest_agentbench.scoring.document import build_report, write_report
 from pytest_agentbench.scoring.metrics import BUCKETS, integrity_bucket
 from pytest_agentbench.scoring.rollups import task_family_rows
