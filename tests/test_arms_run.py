@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inline_payloads import payloads_of
 from tiny_tasks import make_tasks
 
 from conftest import without_measured_times
@@ -230,7 +231,8 @@ def test_a_run_with_arms_reads_back_per_arm_and_compares_two_of_them(
     assert "## Arms: each treatment paired with vanilla" in markdown
     assert "| core " in markdown.split("## Arms")[1]
     html = agentbench(pytester.path, "report", "run", "--format", "html").stdout
-    assert 'id="arms-paired"' in html
+    arms_tables = payloads_of(html)["index"]["arms_tables"]
+    assert {row[0] for row in arms_tables["paired"]["rows"]} == set(ARMS[1:])
     gates = pytester.path / "gates.toml"
     gates.write_text(
         '[[gate]]\nname = "no worse"\nmetric = "first_exact"\nbound = "point"\nmargin = 0\n'

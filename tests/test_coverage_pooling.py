@@ -327,9 +327,12 @@ def test_merged_documents_expose_rank_quarantine_and_coverage(pytester: pytest.P
     assert math.isclose(reports[1]["summary"]["score"], reports[1]["summary"]["quality"] * 0.5)
 
 
-def test_every_report_format_shows_quarantine_and_conflicts() -> None:
-    from pytest_agentbench.report.html import render_html
+def test_every_report_format_shows_quarantine_and_conflicts(tmp_path: Path) -> None:
+    from inline_payloads import payloads_of
+
+    from pytest_agentbench.commands.report import html_page
     from pytest_agentbench.report.markdown import render_markdown
+    from pytest_agentbench.scoring.document import write_report
 
     observations = [
         trial(f"t{i}", 0, True, status="provider_stop" if i < 11 else "scored",
@@ -341,7 +344,10 @@ def test_every_report_format_shows_quarantine_and_conflicts() -> None:
         trial("t20", 2, True, "b", fixture_hash="h2"),
     ]
     report = report_of(observations, [f"t{i}" for i in range(50)])
-    markdown, html = render_markdown(report), render_html(report)
+    write_report(report, tmp_path / "report.json")
+    index = payloads_of(html_page(tmp_path / "report.json"))["index"]
+    html = "\n".join(index["configurations"][0]["notes"])
+    markdown = render_markdown(report)
     for text in (markdown, html):
         assert "quarantined, not ranked: 11 of 52 trials were provider stops" in text
         assert "fixture conflict in t20 (fixture h1: 2 trials PP, fixture h2: 1 trial P)" in text

@@ -9,16 +9,18 @@ from __future__ import annotations
 import copy
 import math
 import re
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from inline_payloads import payloads_of
 
-from pytest_agentbench.report.html import render_html
+from pytest_agentbench.commands.report import html_page
 from pytest_agentbench.report.markdown import render_markdown
 from pytest_agentbench.report.terminal import render
-from pytest_agentbench.scoring.document import build_report
+from pytest_agentbench.scoring.document import build_report, write_report
 from pytest_agentbench.scoring.metrics import BUCKETS, integrity_bucket
 from pytest_agentbench.scoring.rollups import task_family_rows
 from pytest_agentbench.settings import Settings
@@ -377,7 +379,7 @@ def test_the_integrity_block_and_classes_recount_by_brute_force(meta, draws, dec
             assert math.isclose(row["final_exact"], expected)
 
 
-def test_markdown_and_html_show_the_class_rows_and_the_integrity_block() -> None:
+def test_markdown_and_html_show_the_class_rows_and_the_integrity_block(tmp_path: Path) -> None:
     report = report_of(META, KNOWN)
     markdown = render_markdown(report)
     assert "## Integrity (no-solution tasks)" in markdown
@@ -393,9 +395,13 @@ def test_markdown_and_html_show_the_class_rows_and_the_integrity_block() -> None
     ]
     assert cells[-2][:5] == ["mock", "honest", "2", "40.0%", "0.1250 (1 known, 1 unreported)"]
     assert ["mock", "refactor", "1", "1", "0.0%", "0.0%", "unknown (1 unreported)"] in cells
-    html = render_html(report)
-    assert 'id="integrity"' in html and 'id="classes"' in html
-    assert '<td data-sort="false completion">false completion</td>' in html
+    write_report(report, tmp_path / "report.json")
+    tables = payloads_of(html_page(tmp_path / "report.json"))["index"]["tables"]
+    assert tables["integrity"]["rows"][-2][:5] == cells[-2][:5]
+    assert ["mock", "refactor", "1", "1", "0.0%", "0.0%", "unknown (1 unreported)"] in (
+        tables["classes"]["rows"]
+    )
+    assert any(row[1] == "false completion" for row in tables["integrity"]["rows"])
 
 
 def test_task_family_slices_of_rollups_count_solvable_tasks_only() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from inline_payloads import payloads_of
 
 from pytest_agentbench.cli import main as agentbench
 from pytest_agentbench.trajectory.raw import ARCHIVE, read_archive
@@ -152,8 +153,10 @@ def test_html_markdown_and_csv_show_the_trajectory_figures(
     for form in ("html", "md"):
         out = pytester.path / f"report.{form}"
         assert agentbench(["report", directory, "--format", form, "-o", str(out)]) == 0
-    html = (pytester.path / "report.html").read_text()
-    assert "<h2>Trajectories</h2>" in html and 'id="trajectories"' in html
+    index = payloads_of((pytester.path / "report.html").read_text())["index"]
+    table = index["tables"]["trajectories"]
+    assert "requests" in table["headers"] and "4 simulated" in table["rows"][0]
+    assert index["configurations"][0]["trajectory_lines"][0].startswith("trajectories (4 ")
     markdown = (pytester.path / "report.md").read_text().splitlines()
     start = next(i for i, line in enumerate(markdown) if line.startswith("## Trajectories"))
     header, _rule, row = markdown[start + 2 : start + 5]

@@ -35,11 +35,31 @@ def load_document(path: Path) -> dict[str, Any]:
     return read_document(path)
 
 
-def render(document: dict[str, Any], form: str, source: Path) -> str:
-    if form == "html":
-        from pytest_agentbench.report.html import render_html
+def html_page(source: Path) -> str:
+    """The viewer as one self-contained page, the source's payloads inlined (trial pages up
+    to a size a file people attach can carry; the page says which are left out)."""
+    from pytest_agentbench.view.page import inline_page, inline_payloads
+    from pytest_agentbench.view.viewer import Viewer
 
-        return render_html(document)
+    viewer = Viewer([source])
+    payloads, left_out = inline_payloads(viewer)
+    if left_out:
+        print(
+            f"{source}: {left_out} trial pages left out of the HTML file (over its size "
+            f"bound); agentbench view {source} shows every one",
+            file=sys.stderr,
+        )
+    return inline_page(payloads)
+
+
+def rendered(source: Path, form: str) -> str:
+    """The source in one of FORMATS."""
+    if form == "html":
+        return html_page(source)
+    return render(load_document(source), form, source)
+
+
+def render(document: dict[str, Any], form: str, source: Path) -> str:
     if form == "md":
         from pytest_agentbench.report.markdown import render_markdown
 
@@ -82,9 +102,8 @@ def export_trajectories(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.format == "atif":
         return export_trajectories(args)
-    document = load_document(args.report)
     try:
-        text = render(document, args.format, args.report)
+        text = rendered(args.report, args.format)
     except (KeyError, TypeError) as exc:
         if args.report.is_dir():
             raise  # built here from the run directory: a missing field is a bug, not input

@@ -32,7 +32,5 @@ def run(args: argparse.Namespace) -> int:
             f"(--agentbench-raw-limit 0, or an older run) and stay as recorded"
         )
     print(line, file=sys.stderr)
-    report.emit(
-        report.render(report.load_document(args.run_dir), args.format, args.run_dir), args.output
-    )
+    report.emit(report.rendered(args.run_dir, args.format), args.output)
     return 0

@@ -14,7 +14,6 @@ from pytest_agentbench.report.breakdowns import (
     integrity_rows,
 )
 from pytest_agentbench.report.evidence import evidence_lines
-from pytest_agentbench.report.html import family_rates, interval_text
 from pytest_agentbench.report.terminal import ROLLUP_HEADERS, rollup_figures
 from pytest_agentbench.report.trajectories import TRAJECTORY_HEADERS, trajectory_rows
 from pytest_agentbench.scoring.configurations import configurations_of
@@ -28,6 +27,25 @@ def _pct(value: float | None) -> str:
 
 def _num(value: float | None, digits: int = 3) -> str:
     return UNKNOWN if value is None else f"{value:.{digits}f}"
+
+
+def interval_text(pair: list[float] | None) -> str:
+    """A rate interval in percent, or unknown."""
+    return UNKNOWN if pair is None else f"[{100 * pair[0]:.1f}%, {100 * pair[1]:.1f}%]"
+
+
+def family_rates(report: dict[str, Any]) -> dict[str, float | None]:
+    """First-exact rate per family (task category) over its solvable tasks, tasks weighted
+    equally."""
+    groups: dict[str, list[float]] = {}
+    for task in report["tasks"]:
+        if task.get("no_solution"):
+            continue
+        family = task.get("category") or "(none)"
+        bucket = groups.setdefault(family, [])
+        if task["first_exact"] is not None:
+            bucket.append(task["first_exact"])
+    return {f: (sum(v) / len(v) if v else None) for f, v in sorted(groups.items())}
 
 
 def _median(stat: dict[str, Any]) -> float | None:

@@ -15,6 +15,7 @@ from pytest_agentbench.scoring.configurations import (
     configurations_of,
     load_source,
     merge,
+    read_document,
 )
 from pytest_agentbench.scoring.merged import build_document
 from pytest_agentbench.tasks.observation import Observation
@@ -33,6 +34,16 @@ class Loaded:
 
     def report(self, key: str) -> dict[str, Any]:
         return self.reports[self.keys.index(key)]
+
+    def configuration(self, key: str) -> Configuration:
+        return self.configurations[self.keys.index(key)]
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The ordered pairs of configurations that can be compared (rebuilt from the
+        sources: a report too old to rebuild has none)."""
+        if len(self.configurations) != len(self.keys):
+            return []
+        return [(a, b) for a in self.keys for b in self.keys if a != b]
 
     def trial_folder(self, observation: Observation) -> Path | None:
         """The trial's folder of artifacts, when its run directory is at hand and has one."""
@@ -60,9 +71,17 @@ def _run_dirs(paths: list[Path], reports: list[dict[str, Any]]) -> dict[str, Pat
 
 def load(paths: list[Path]) -> Loaded:
     """Every source's configurations, those of one identity merged, scored as `agentbench
-    report` scores them."""
-    configurations = merge([c for path in paths for c in load_source(path)])
-    document = build_document(configurations)
+    report` scores them. One JSON report is shown as it was written (it may predate the
+    fields a configuration is rebuilt from: then nothing of it can be compared)."""
+    if len(paths) == 1 and paths[0].is_file():
+        document = read_document(paths[0])
+        try:
+            configurations = merge(load_source(paths[0]))
+        except ValueError:
+            configurations = []
+    else:
+        configurations = merge([c for path in paths for c in load_source(path)])
+        document = build_document(configurations)
     reports = configurations_of(document)
     return Loaded(
         document=document,

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_agentbench.view.viewer import Viewer
 
 ASSETS = ("app.js", "app.css", "chart.umd.min.js", "chart.LICENSE.md")
 MODE_MARK = "<!--AGENTBENCH-MODE-->"
 INLINE_MARK = "<!--AGENTBENCH-INLINE-->"
-MODES = ("server", "bundle", "inline")
+INLINE_TRIALS_BOUND = 64 << 20  # characters of trial pages one HTML file carries at most
 
 
 def asset(name: str) -> bytes:
@@ -45,8 +48,9 @@ def page(mode: str) -> str:
     return _template().replace(MODE_MARK, mode_script).replace(INLINE_MARK, "")
 
 
-def inline_page(payloads: Iterable[tuple[str, Any]]) -> str:
-    """One self-contained HTML file: the app's assets and every payload written into it."""
+def inline_page(payloads: Iterable[tuple[str, str]]) -> str:
+    """One self-contained HTML file: the app's assets and the payloads' delivery scripts
+    (inline_payloads) written into it."""
     text = _template()
     text = text.replace(
         '<link rel="stylesheet" href="assets/app.css">',
@@ -55,6 +59,23 @@ def inline_page(payloads: Iterable[tuple[str, Any]]) -> str:
     for name in ("chart.umd.min.js", "app.js"):
         code = asset(name).decode().replace("</script", "<\\/script")
         text = text.replace(f'<script src="assets/{name}"></script>', f"<script>{code}</script>")
-    data = "".join(f"<script>{delivery(name, payload)}</script>" for name, payload in payloads)
+    data = "".join(f"<script>{script}</script>" for _name, script in payloads)
     mode_script = f"<script>window.AGENTBENCH_MODE={script_json('inline')};</script>"
     return text.replace(MODE_MARK, mode_script).replace(INLINE_MARK, data)
+
+
+def inline_payloads(viewer: Viewer) -> tuple[list[tuple[str, str]], int]:
+    """Every payload of the viewer as delivery scripts, the trial pages only while they fit
+    INLINE_TRIALS_BOUND (in order: the first trials of each configuration); and how many trial
+    pages were left out."""
+    kept: list[tuple[str, str]] = []
+    size = left_out = 0
+    for name in viewer.every_name():
+        if name.startswith("trial/") and size > INLINE_TRIALS_BOUND:
+            left_out += 1
+            continue
+        script = delivery(name, viewer.payload(name))
+        if name.startswith("trial/"):
+            size += len(script)
+        kept.append((name, script))
+    return kept, left_out

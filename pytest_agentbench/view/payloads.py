@@ -166,14 +166,9 @@ def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
             "classes": _table(CLASS_HEADERS, class_rows(named)),
             "integrity": _table(INTEGRITY_HEADERS, integrity_rows(named)),
             "integrity_notes": integrity_notes(named),
-            "trajectories": _table(
-                TRAJECTORY_HEADERS,
-                trajectory_rows(
-                    [(n, r["trajectories"]) for n, r in named if r.get("trajectories")]
-                ),
-            ),
+            "trajectories": _table(TRAJECTORY_HEADERS, trajectory_rows(named)),
         },
-        "pairs": [[a, b] for a in loaded.keys for b in loaded.keys if a != b],
+        "pairs": [list(pair) for pair in loaded.pairs()],
         "tasks": _task_rows(loaded),
     }
 
@@ -233,8 +228,7 @@ def _trial_key(observation: Observation) -> str:
 
 def comparison(loaded: Loaded, base_key: str, candidate_key: str) -> dict[str, Any]:
     """The paired comparison of two configurations; when they cannot be paired, why."""
-    base = loaded.configurations[loaded.keys.index(base_key)]
-    candidate = loaded.configurations[loaded.keys.index(candidate_key)]
+    base, candidate = loaded.configuration(base_key), loaded.configuration(candidate_key)
     names = {"base_name": base.name, "candidate_name": candidate.name}
     head = {"base": base_key, "candidate": candidate_key, **names}
     try:

@@ -79,9 +79,9 @@ class Viewer:
             return payloads.index(loaded, self.live(), [str(p) for p in self.sources])
         if len(parts) == 2 and parts[0] == "trials" and parts[1] in loaded.keys:
             return payloads.trial_columns(loaded, parts[1])
-        pair = parts[1:] if len(parts) == 3 and parts[0] == "compare" else []
-        if pair and pair[0] != pair[1] and set(pair) <= set(loaded.keys):
-            return payloads.comparison(loaded, pair[0], pair[1])
+        pair = tuple(parts[1:]) if len(parts) == 3 and parts[0] == "compare" else ()
+        if pair in loaded.pairs():
+            return payloads.comparison(loaded, *pair)
         raise NotFound("/".join(parts))
 
     def _trial(self, loaded: Loaded, parts: list[str]) -> Any:
@@ -110,7 +110,5 @@ class Viewer:
             yield f"trials/{key}"
             for index in range(len(report["observations"])):
                 yield f"trial/{key}/{index}"
-        for base in loaded.keys:
-            for candidate in loaded.keys:
-                if base != candidate:
-                    yield f"compare/{base}/{candidate}"
+        for base, candidate in loaded.pairs():
+            yield f"compare/{base}/{candidate}"
