@@ -1305,6 +1305,7 @@
       const first = (index.pairs || [])[0];
       if (!first) return { title: "Compare", node: h("div", null, h("h1", null, "Compare"), note("This view has a single configuration: nothing to compare.")) };
       [base, candidate] = first;
+      history.replaceState(null, "", route(["compare", base, candidate])); // a link to this pair
     }
     const picker = comparePicker(index, base, candidate);
     if (!listedPair(index, base, candidate)) {
