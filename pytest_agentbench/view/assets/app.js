@@ -1042,6 +1042,7 @@
       trial.failure ? section("Against the expected tree", diffView(trial.failure), note("Invisible characters shown as the terminal does.")) : null,
       trial.diff ? section("Diff against the input", diffView(trial.diff)) : null,
       trial.verifier ? section("Verifier", pre(trial.verifier)) : null,
+      trial.infrastructure ? section("Infrastructure", pre(typeof trial.infrastructure === "string" ? trial.infrastructure : JSON.stringify(trial.infrastructure, null, 2))) : null,
       outputsSection(trial),
       requestsSection(trial.requests),
       artifactsSection(trial.artifacts),
@@ -1075,7 +1076,7 @@
         h("span", { class: "muted" }, near.where)),
       h("h1", null, outcomeBadge(trial.outcome), " ", trial.task, ` · repeat ${trial.repeat}`),
       facts([["configuration", config.name], ["arm", trial.arm], ["status", trial.status],
-        ["outcome", LETTERS[trial.outcome] || trial.outcome]]),
+        ["outcome", LETTERS[trial.outcome] || trial.outcome], ["folder", trial.folder]]),
       copyRow("node id", trial.nodeid),
       copyRow("rerun", trial.rerun));
   }
@@ -1198,12 +1199,29 @@
     return section("Agent output", parts.map(([label, text]) => h("details", null, h("summary", null, label), pre(text))));
   }
 
+  /** A metered request, whether flat (input, output, fault) or as the meter records it
+   * (index, path, usage {input, cached_input, output}, injected fault, failure). */
+  function requestRow(r) {
+    const usage = r.usage || {};
+    const fault = [r.fault, r.injected && `injected ${r.injected}`, r.failure].filter(Boolean).map(String).join("; ");
+    return h("tr", null,
+      td(String(r.n ?? (isNum(r.index) ? r.index + 1 : "")), "num"),
+      td(isNum(r.attempt) ? `${r.attempt}/${r.round ?? 0}` : "", "num"),
+      td(String(r.model ?? r.path ?? ""), "wrap"),
+      td(String(r.status ?? "–"), "num"),
+      td(fmtCount(r.input ?? usage.input), "num"),
+      td(fmtCount(usage.cached_input), "num"),
+      td(fmtCount(r.output ?? usage.output), "num"),
+      td(fmtSecs(r.latency_s), "num"),
+      td(fault, "wrap"));
+  }
+
   function requestsSection(requests) {
     if (!requests || !requests.length) return null;
-    return section("Metered requests", table([h("th", { class: "num" }, "#"), h("th", { class: "num" }, "status"), "model",
-      h("th", { class: "num" }, "input"), h("th", { class: "num" }, "output"), h("th", { class: "num" }, "latency"), "fault"],
-    requests.map((r) => h("tr", null, td(String(r.n ?? ""), "num"), td(String(r.status ?? "–"), "num"), td(String(r.model ?? ""), "wrap"),
-      td(fmtCount(r.input), "num"), td(fmtCount(r.output), "num"), td(fmtSecs(r.latency_s), "num"), td(r.fault ? String(r.fault) : "", "wrap")))));
+    const num = (label, title) => h("th", { class: "num", title }, label);
+    return section("Metered requests", table([num("#"), num("attempt/round"), "model or path", num("status"),
+      num("input"), num("cached"), num("output"), num("latency", "to the response's headers"), "fault"],
+    requests.map(requestRow)));
   }
 
   function artifactsSection(artifacts) {
