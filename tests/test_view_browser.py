@@ -38,6 +38,8 @@ WAIT_S = 15.0
 HOSTILE_ID = "<img src=x onerror=alert(1)>"
 HOSTILE_PROMPT = "Replace <script>alert(2)</script> in notes.txt with <img src=x onerror=alert(3)>."
 HOSTILE_BEFORE = "<script>alert(4)</script>"
+# What a missing value looks like when it slips into the page as text ("--- /dev/null" may not).
+SLIPS = re.compile(r"(?m)^(null|undefined|NaN)$|\bundefined\b|\bNaN\b|\[object Object\]")
 URL = re.compile(r"http://127\.0\.0\.1:\d+/\S*")
 MOCK_RUN = [
     "-p",
@@ -278,13 +280,16 @@ def assert_no_alert(driver: WebDriver) -> None:
 
 
 def check(driver: WebDriver, shots: Path, name: str) -> None:
-    """The page fits 1280 px with no horizontal scroll and the console is quiet; save it."""
+    """Save the page (first: a failing page is the one worth looking at), then check that it
+    fits 1280 px with no horizontal scroll and that the console is quiet."""
+    screenshot(driver, shots / f"{name}.png")
     width, inner = driver.execute_script(
         "return [document.documentElement.scrollWidth, window.innerWidth]"
     )
     assert width <= inner, f"{name}: the page scrolls sideways ({width} > {inner})"
+    slip = re.search(SLIPS, find(driver, "main").text)
+    assert slip is None, f"{name}: a missing value shown as {slip.group(0) if slip else ''}"
     assert_quiet_console(driver)
-    screenshot(driver, shots / f"{name}.png")
 
 
 def screenshot(driver: WebDriver, path: Path) -> None:

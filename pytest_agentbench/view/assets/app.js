@@ -125,6 +125,12 @@
     return el;
   }
 
+  /** Replace el's children (null and false children are left out, as in h()). */
+  function fill(el, ...children) {
+    el.replaceChildren();
+    return append(el, children);
+  }
+
   /** Links point into this app only: anything else is a bug, never a URL from data. */
   function ownLink(value) {
     const link = String(value);
@@ -311,7 +317,7 @@
   const statusEl = document.getElementById("status");
   let renderSeq = 0; // the newest navigation; an older one finishing late is dropped
   let renderCount = 0; // renders completed
-  let lastNames = []; // payloads the page on screen was built from
+  let lastNames = new Set(); // payloads the page on screen was built from (charts add theirs later)
   let charts = [];
   let trialList = []; // "key/index" of the current list, for j/k on a trial page
   const scrollMemory = new Map(); // hash -> scrollY when it was left
@@ -346,7 +352,7 @@
     }
     if (seq !== renderSeq) return;
     destroyCharts();
-    lastNames = [...names];
+    lastNames = names;
     main.replaceChildren(view.node);
     document.title = `${view.title} · agentbench view`;
     markNav(routeNow.page);
@@ -973,7 +979,7 @@
       disabled: tasksShown >= matched.length,
       onclick: () => { tasksShown += PAGE_ROWS; renderTaskTable(body, index, records, filters); },
     }, `show ${PAGE_ROWS} more`);
-    body.replaceChildren(
+    fill(body,
       h("p", { class: "note", id: "task-count" }, `${fmtCount(Math.min(tasksShown, matched.length))} of ${fmtCount(matched.length)} matching tasks (${fmtCount(index.tasks.length)} in all)`),
       table([sortHeader("id", "task"), sortHeader("family", "family"), h("th", null, "tags"),
         ...configs.map((c) => sortHeader(c.key, c.name)), h("th", null, "changed")], rows),
@@ -1440,7 +1446,7 @@
     const draw = () => {
       const list = (changedOnly ? all.filter((t) => t.base !== t.candidate) : all)
         .slice().sort((a, b) => (a.difference ?? 0) - (b.difference ?? 0));
-      body.replaceChildren(
+      fill(body,
         note(`${fmtCount(Math.min(shown, list.length))} of ${fmtCount(list.length)} tasks, largest loss first`),
         table(["task", view.baseName, view.candidateName, h("th", { class: "num" }, "first exact"), h("th", { class: "num" }, "tokens")],
           list.slice(0, shown).map((t) => h("tr", null,
@@ -1472,7 +1478,7 @@
     let shown = PAGE_ROWS;
     const letter = (cols, t) => String(cols.outcome || "")[t] || "S";
     const draw = () => {
-      body.replaceChildren(
+      fill(body,
         note(`${fmtCount(Math.min(shown, pairs.length))} of ${fmtCount(pairs.length)} trial pairs`),
         table(["task", "repeat", view.baseName, view.candidateName],
           pairs.slice(0, shown).map(([i, j]) => h("tr", null,
@@ -1596,7 +1602,7 @@
 
   /** Fetch again what the page shows; re-render only when some of it really changed. */
   async function refresh() {
-    const names = lastNames;
+    const names = [...lastNames];
     const before = names.map((name) => texts.get(name));
     cache.clear();
     await Promise.allSettled(names.map(load));
