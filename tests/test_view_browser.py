@@ -19,14 +19,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
 from tiny_tasks import make_tasks
 
 if TYPE_CHECKING:
-    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.chrome.webdriver import WebDriver
     from selenium.webdriver.remote.webelement import WebElement
 
 pytestmark = [pytest.mark.real, pytest.mark.xdist_group("view-browser")]
@@ -117,8 +117,8 @@ def serving(*sources: Path) -> Iterator[str]:
     )
     assert process.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True)
     stdout = process.stdout
+    reader = threading.Thread(target=_pump, args=(stdout, lines), daemon=True)
     reader.start()
     try:
         yield _printed_url(process, lines)
@@ -131,6 +131,11 @@ def serving(*sources: Path) -> Iterator[str]:
             process.wait()
         reader.join(timeout=10)  # the pipe is at its end once the server is gone
         stdout.close()
+
+
+def _pump(stream: IO[str], lines: queue.Queue[str]) -> None:
+    for line in stream:
+        lines.put(line)
 
 
 def _printed_url(process: subprocess.Popen[str], lines: queue.Queue[str]) -> str:
