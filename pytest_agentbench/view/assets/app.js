@@ -592,6 +592,7 @@
           label: LETTERS[letter],
           data: index.configurations.map((c) => counts.get(c.key)[letter]),
           backgroundColor: colours[letter],
+          maxBarThickness: 48,
         })),
       },
       options: { indexAxis: "y", scales: { x: { stacked: true, title: { display: true, text: "trials" } }, y: { stacked: true } } },
@@ -626,6 +627,7 @@
         datasets: index.configurations.map((config, i) => ({
           label: config.name,
           backgroundColor: seriesColour(i),
+          maxBarThickness: 48,
           data: families.map((f) => {
             const entry = sums.get(f).get(config.key);
             return entry && entry.n ? (100 * entry.total) / entry.n : null;
@@ -1082,9 +1084,16 @@
         h("span", { class: "muted" }, near.where)),
       h("h1", null, outcomeBadge(trial.outcome), " ", trial.task, ` · repeat ${trial.repeat}`),
       facts([["configuration", config.name], ["arm", trial.arm], ["status", trial.status],
-        ["outcome", LETTERS[trial.outcome] || trial.outcome], ["folder", trial.folder]]),
+        ["outcome", LETTERS[trial.outcome] || trial.outcome], ["verdict", verdictText(trial.observation)],
+        ["folder", trial.folder]]),
       copyRow("node id", trial.nodeid),
       copyRow("rerun", trial.rerun));
+  }
+
+  /** The agent's own verdict on a no-solution task (done, partial, incomplete) and its reason. */
+  function verdictText(observation) {
+    if (!observation || !observation.verdict) return null;
+    return observation.verdict_reason ? `${observation.verdict}: ${observation.verdict_reason}` : String(observation.verdict);
   }
 
   function copyRow(label, text) {
