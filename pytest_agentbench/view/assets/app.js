@@ -21,8 +21,16 @@
     S: "not scored",
   };
   const RATES = new Set([
-    "first_exact", "final_exact", "eof_normalized", "final_eof_normalized", "quality",
-    "coverage", "score", "pass_at_k", "pass_hat_k", "flip_rate",
+    "first_exact",
+    "final_exact",
+    "eof_normalized",
+    "final_eof_normalized",
+    "quality",
+    "coverage",
+    "score",
+    "pass_at_k",
+    "pass_hat_k",
+    "flip_rate",
   ]);
   const MCNEMAR_CELLS = {
     both: "both exact",
@@ -48,7 +56,12 @@
 
   function load(name) {
     if (!cache.has(name)) {
-      const promise = MODE === "server" ? fetchPayload(name) : MODE === "bundle" ? scriptPayload(name) : inlinePayload(name);
+      const promise =
+        MODE === "server"
+          ? fetchPayload(name)
+          : MODE === "bundle"
+            ? scriptPayload(name)
+            : inlinePayload(name);
       cache.set(name, promise);
       promise.catch(() => cache.delete(name)); // a failed load may be tried again later
     }
@@ -82,11 +95,20 @@
       };
       const timer = setTimeout(fail, BUNDLE_TIMEOUT_MS);
       const waiters = waiting.get(name) || [];
-      waiters.push({ resolve: (data) => { done(); resolve(data); }, reject });
+      waiters.push({
+        resolve: (data) => {
+          done();
+          resolve(data);
+        },
+        reject,
+      });
       waiting.set(name, waiters);
       script.onerror = fail;
       // A script that loads but delivers nothing under this name is as good as absent.
-      script.onload = () => setTimeout(() => { if (waiting.has(name)) fail(); }, 0);
+      script.onload = () =>
+        setTimeout(() => {
+          if (waiting.has(name)) fail();
+        }, 0);
       script.src = `data/${payloadPath(name)}.js`;
       document.head.append(script);
     });
@@ -145,7 +167,9 @@
   }
 
   function cleanQuery(query) {
-    return Object.fromEntries(Object.entries(query).filter(([, v]) => v !== "" && v !== null && v !== undefined && v !== false));
+    return Object.fromEntries(
+      Object.entries(query).filter(([, v]) => v !== "" && v !== null && v !== undefined && v !== false),
+    );
   }
 
   function section(title, ...children) {
@@ -158,9 +182,20 @@
 
   function table(head, rows) {
     return tableBox(
-      h("table", null,
-        h("thead", null, h("tr", null, head.map((cell) => (cell instanceof Node ? cell : h("th", null, cell))))),
-        h("tbody", null, rows)),
+      h(
+        "table",
+        null,
+        h(
+          "thead",
+          null,
+          h(
+            "tr",
+            null,
+            head.map((cell) => (cell instanceof Node ? cell : h("th", null, cell))),
+          ),
+        ),
+        h("tbody", null, rows),
+      ),
     );
   }
 
@@ -189,9 +224,16 @@
       if (value && typeof value === "object" && !Array.isArray(value)) {
         for (const [key, inner] of Object.entries(value)) walk(inner, path ? `${path}.${key}` : key);
       } else if (Array.isArray(value)) {
-        pairs.push([path, value.map((item) => (typeof item === "object" ? JSON.stringify(item) : String(item))).join(", ") || "–"]);
+        pairs.push([
+          path,
+          value.map((item) => (typeof item === "object" ? JSON.stringify(item) : String(item))).join(", ") ||
+            "–",
+        ]);
       } else {
-        pairs.push([path, value === null ? "–" : typeof value === "number" ? fmtNumber(value) : String(value)]);
+        pairs.push([
+          path,
+          value === null ? "–" : typeof value === "number" ? fmtNumber(value) : String(value),
+        ]);
       }
     };
     walk(obj, "");
@@ -217,6 +259,10 @@
     if (!isNum(x)) return "–";
     if (Number.isInteger(x)) return fmtCount(x);
     return Math.abs(x) >= 100 ? x.toFixed(1) : x.toPrecision(3);
+  }
+
+  function fmtSigned(x) {
+    return isNum(x) ? `${x >= 0 ? "+" : ""}${fmtNumber(x)}` : "–";
   }
 
   function fmtInterval(ci, fmt) {
@@ -246,7 +292,8 @@
     if (head === "task" && rest.length === 1) return { page: "task", id: rest[0], query };
     if (head === "trial" && rest.length === 2) return { page: "trial", key: rest[0], index: rest[1], query };
     if (head === "compare" && !rest.length) return { page: "compare", query };
-    if (head === "compare" && rest.length === 2) return { page: "compare", base: rest[0], candidate: rest[1], query };
+    if (head === "compare" && rest.length === 2)
+      return { page: "compare", base: rest[0], candidate: rest[1], query };
     if (head === "compare" && rest.length === 4 && rest[2] === "cell") {
       return { page: "cell", base: rest[0], candidate: rest[1], cell: rest[3], query };
     }
@@ -284,18 +331,25 @@
 
   function outcomeLink(key, trialIndex, letter, title) {
     const safe = LETTERS[letter] ? letter : "S";
-    return h("a", {
-      class: `o o-${safe} trial-link`,
-      href: trialLink(key, trialIndex),
-      title: `${title ? `${title}: ` : ""}${LETTERS[safe]}`,
-      "aria-label": `trial ${trialIndex}: ${LETTERS[safe]}`,
-    }, safe);
+    return h(
+      "a",
+      {
+        class: `o o-${safe} trial-link`,
+        href: trialLink(key, trialIndex),
+        title: `${title ? `${title}: ` : ""}${LETTERS[safe]}`,
+        "aria-label": `trial ${trialIndex}: ${LETTERS[safe]}`,
+      },
+      safe,
+    );
   }
 
   function outcomeLinks(key, cell, title) {
     const letters = String(cell.outcomes || "");
-    return h("span", { class: "outcomes" },
-      [...letters].map((letter, i) => outcomeLink(key, cell.trials[i], letter, `${title} #${i + 1}`)));
+    return h(
+      "span",
+      { class: "outcomes" },
+      [...letters].map((letter, i) => outcomeLink(key, cell.trials[i], letter, `${title} #${i + 1}`)),
+    );
   }
 
   function outcomeBadge(letter) {
@@ -329,7 +383,15 @@
     trial: trialPage,
     compare: comparePage,
     cell: cellPage,
-    missing: async () => ({ title: "Not found", node: h("div", null, h("h1", null, "No such page"), h("p", null, h("a", { href: "#/" }, "Back to the overview"))) }),
+    missing: async () => ({
+      title: "Not found",
+      node: h(
+        "div",
+        null,
+        h("h1", null, "No such page"),
+        h("p", null, h("a", { href: "#/" }, "Back to the overview")),
+      ),
+    }),
   };
 
   async function render({ keep = false } = {}) {
@@ -339,7 +401,10 @@
     const later = [];
     const ctx = {
       route: routeNow,
-      need: (name) => { names.add(name); return load(name); },
+      need: (name) => {
+        names.add(name);
+        return load(name);
+      },
       later: (fn) => later.push(fn),
       current: () => seq === renderSeq,
     };
@@ -365,8 +430,13 @@
   }
 
   function errorNode(err) {
-    return h("div", null, h("h1", null, "Not available"), h("p", { class: "error" }, String(err && err.message ? err.message : err)),
-      h("p", null, h("a", { href: "#/" }, "Back to the overview")));
+    return h(
+      "div",
+      null,
+      h("h1", null, "Not available"),
+      h("p", { class: "error" }, String(err && err.message ? err.message : err)),
+      h("p", null, h("a", { href: "#/" }, "Back to the overview")),
+    );
   }
 
   function markNav(page) {
@@ -382,14 +452,20 @@
     return {
       scroll: window.scrollY,
       focus: active && active.id ? active.id : null,
-      caret: active && typeof active.selectionStart === "number" ? [active.selectionStart, active.selectionEnd] : null,
+      caret:
+        active && typeof active.selectionStart === "number"
+          ? [active.selectionStart, active.selectionEnd]
+          : null,
       open: [...main.querySelectorAll("details")].map((d) => d.open),
     };
   }
 
   function restoreView(kept) {
     const details = [...main.querySelectorAll("details")];
-    if (details.length === kept.open.length) details.forEach((d, i) => { d.open = kept.open[i]; });
+    if (details.length === kept.open.length)
+      details.forEach((d, i) => {
+        d.open = kept.open[i];
+      });
     const focus = kept.focus && document.getElementById(kept.focus);
     if (focus) {
       focus.focus({ preventScroll: true });
@@ -436,7 +512,9 @@
 
   async function overviewPage(ctx) {
     const index = await ctx.need("index");
-    const node = h("div", null,
+    const node = h(
+      "div",
+      null,
       h("h1", null, index.title || "agentbench view"),
       sourcesNote(index),
       section("Configurations", configurationCards(index)),
@@ -448,17 +526,20 @@
       spendSection(index),
       trajectoriesSection(index),
       meteringSection(index),
-      runsSection(index));
+      runsSection(index),
+    );
     return { title: "Overview", node };
   }
 
   function sourcesNote(index) {
     const sources = index.sources || [];
-    return note([
-      `${sources.length} source${sources.length === 1 ? "" : "s"}: ${sources.join(", ")}`,
-      index.generated_at ? ` · generated ${index.generated_at}` : "",
-      index.live ? " · a run is still writing" : "",
-    ].join(""));
+    return note(
+      [
+        `${sources.length} source${sources.length === 1 ? "" : "s"}: ${sources.join(", ")}`,
+        index.generated_at ? ` · generated ${index.generated_at}` : "",
+        index.live ? " · a run is still writing" : "",
+      ].join(""),
+    );
   }
 
   function simulatedMark(config, field) {
@@ -467,40 +548,74 @@
 
   function configurationCards(index) {
     if (!index.configurations.length) return note("No trials yet.");
-    return h("div", { class: "grid" }, index.configurations.map((config) => {
-      const s = config.summary || {};
-      const run = config.run || {};
-      const k = s.k ? ` (k=${s.k})` : "";
-      return h("div", { class: "card" },
-        h("h3", null, config.name, " ", config.arm && config.arm !== config.name ? h("span", { class: "badge" }, `arm ${config.arm}`) : null),
-        h("div", { class: "figure-label" }, "first exact"),
-        h("div", null, h("span", { class: "figure" }, fmtPct(s.first_exact)), " ",
-          h("span", { class: "interval", title: "interval over tasks" }, fmtInterval(s.first_exact_ci, fmtPct))),
-        facts([
-          ["agent", [run.agent, run.model, run.reasoning].filter(Boolean).join(" · ")],
-          ["trials", fmtCount(s.trials)],
-          ["final exact", fmtPct(s.final_exact)],
-          ["pooled first exact", s.pooled_first_exact_ci ? `${fmtPct(s.pooled_first_exact ?? s.first_exact)} ${fmtInterval(s.pooled_first_exact_ci, fmtPct)}` : null],
-          ["EOF-normalized", fmtPct(s.eof_normalized)],
-          [`pass@k${k}`, fmtPct(s.pass_at_k)],
-          [`pass^k${k}`, fmtPct(s.pass_hat_k)],
-          ["flip rate", fmtPct(s.flip_rate)],
-          ["coverage", fmtPct(s.coverage)],
-          ["not scored", notScored(s)],
-          [`tokens, median${simulatedMark(config, "tokens")}`, fmtCount(s.tokens && s.tokens.median)],
-          [`cost, total${simulatedMark(config, "cost_usd")}`, fmtUsd(s.cost_usd && s.cost_usd.total)],
-          [`wall, median${simulatedMark(config, "wall_s")}`, fmtSecs(s.wall_s && s.wall_s.median)],
-        ]),
-        h("div", null,
-          h("a", { href: route(["tasks"], { config: config.key }) }, "tasks"),
-          config.trials ? [" · ", h("a", { href: trialLink(config.key, 0) }, "first trial")] : null));
-    }));
+    return h(
+      "div",
+      { class: "grid" },
+      index.configurations.map((config) => {
+        const s = config.summary || {};
+        const run = config.run || {};
+        const k = s.k ? ` (k=${s.k})` : "";
+        return h(
+          "div",
+          { class: "card" },
+          h(
+            "h3",
+            null,
+            config.name,
+            " ",
+            config.arm && config.arm !== config.name
+              ? h("span", { class: "badge" }, `arm ${config.arm}`)
+              : null,
+          ),
+          h("div", { class: "figure-label" }, "first exact"),
+          h(
+            "div",
+            null,
+            h("span", { class: "figure" }, fmtPct(s.first_exact)),
+            " ",
+            h(
+              "span",
+              { class: "interval", title: "interval over tasks" },
+              fmtInterval(s.first_exact_ci, fmtPct),
+            ),
+          ),
+          facts([
+            ["agent", [run.agent, run.model, run.reasoning].filter(Boolean).join(" · ")],
+            ["trials", fmtCount(s.trials)],
+            ["final exact", fmtPct(s.final_exact)],
+            [
+              "pooled first exact",
+              s.pooled_first_exact_ci
+                ? `${fmtPct(s.pooled_first_exact ?? s.first_exact)} ${fmtInterval(s.pooled_first_exact_ci, fmtPct)}`
+                : null,
+            ],
+            ["EOF-normalized", fmtPct(s.eof_normalized)],
+            [`pass@k${k}`, fmtPct(s.pass_at_k)],
+            [`pass^k${k}`, fmtPct(s.pass_hat_k)],
+            ["flip rate", fmtPct(s.flip_rate)],
+            ["coverage", fmtPct(s.coverage)],
+            ["not scored", notScored(s)],
+            [`tokens, median${simulatedMark(config, "tokens")}`, fmtCount(s.tokens && s.tokens.median)],
+            [`cost, total${simulatedMark(config, "cost_usd")}`, fmtUsd(s.cost_usd && s.cost_usd.total)],
+            [`wall, median${simulatedMark(config, "wall_s")}`, fmtSecs(s.wall_s && s.wall_s.median)],
+          ]),
+          h(
+            "div",
+            null,
+            h("a", { href: route(["tasks"], { config: config.key }) }, "tasks"),
+            config.trials ? [" · ", h("a", { href: trialLink(config.key, 0) }, "first trial")] : null,
+          ),
+        );
+      }),
+    );
   }
 
   function notScored(s) {
     const parts = [
-      ["provider stops", s.provider_stops], ["infrastructure", s.infrastructure_failures],
-      ["errors", s.errors], ["interrupted", s.interrupted],
+      ["provider stops", s.provider_stops],
+      ["infrastructure", s.infrastructure_failures],
+      ["errors", s.errors],
+      ["interrupted", s.interrupted],
     ].filter(([, n]) => n);
     return parts.length ? parts.map(([label, n]) => `${label} ${fmtCount(n)}`).join(", ") : "none";
   }
@@ -522,27 +637,57 @@
       const trials = first.trials || {};
       const keys = pairKeys(index, pair.base, pair.arm);
       const label = `${pair.arm} − ${pair.base}`;
-      return h("tr", null,
+      return h(
+        "tr",
+        null,
         td(keys ? h("a", { href: route(["compare", ...keys]) }, label) : label, "wrap"),
         td(withInterval(fmtPts(first.point), fmtInterval(first.interval, fmtPts)), "num"),
         td(fmtP(first.sign_test_p), "num"),
-        td(isNum(trials.both) ? `${trials.both} / ${trials.vanilla_only ?? trials.base_only} / ${trials.treatment_only ?? trials.candidate_only} / ${trials.neither}` : "–", "num"),
+        td(
+          isNum(trials.both)
+            ? [trials.both, trials.vanilla_only, trials.treatment_only, trials.neither]
+                .map(fmtCount)
+                .join(" / ")
+            : "–",
+          "num",
+        ),
         td(fmtP(trials.p), "num"),
         td(ratioText(pair.tokens_ratio), "num"),
         td(ratioText(pair.cost_usd_ratio), "num"),
-        td(ratioText(pair.wall_s_ratio), "num"));
+        td(ratioText(pair.wall_s_ratio), "num"),
+      );
     });
-    return section("Arms",
-      table(["treatment − base", h("th", { class: "num" }, "first exact"),
-        h("th", { class: "num" }, "sign p"), h("th", { class: "num", title: "trials: both / base only / treatment only / neither exact" }, "trials paired"),
-        h("th", { class: "num" }, "McNemar p"), h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "cost"),
-        h("th", { class: "num" }, "time")], rows),
-      note("First exact: the mean per-task difference with its bootstrap interval; trials paired within each task."));
+    return section(
+      "Arms",
+      table(
+        [
+          "treatment − base",
+          h("th", { class: "num" }, "first exact"),
+          h("th", { class: "num" }, "sign p"),
+          h(
+            "th",
+            { class: "num", title: "trials: both / base only / treatment only / neither exact" },
+            "trials paired",
+          ),
+          h("th", { class: "num" }, "McNemar p"),
+          h("th", { class: "num" }, "tokens"),
+          h("th", { class: "num" }, "cost"),
+          h("th", { class: "num" }, "time"),
+        ],
+        rows,
+      ),
+      note(
+        "First exact: the mean per-task difference with its bootstrap interval; trials paired within each task.",
+      ),
+    );
   }
 
   function ratioText(ratio) {
     if (!ratio || !isNum(ratio.point)) return "–";
-    return withInterval(`×${ratio.point.toFixed(2)}`, fmtInterval(ratio.interval, (x) => x.toFixed(2)));
+    return withInterval(
+      `×${ratio.point.toFixed(2)}`,
+      fmtInterval(ratio.interval, (x) => x.toFixed(2)),
+    );
   }
 
   /** A figure with its interval beneath it, so that narrow columns keep both whole. */
@@ -561,12 +706,28 @@
       familyChart(families.canvas, index);
       trialScatter(ctx, perTrial.canvas, perTrialNote, index);
     });
-    return section("Charts",
-      h("div", { class: "grid-2" },
+    return section(
+      "Charts",
+      h(
+        "div",
+        { class: "grid-2" },
         h("div", { class: "card" }, h("h3", null, "Outcomes per configuration"), outcomes.box),
-        h("div", { class: "card" }, h("h3", null, "Tokens and wall time per trial"), perTrial.box, perTrialNote)),
-      h("div", { class: "card" }, h("h3", null, "First exact per family"), families.box,
-        note("Click a bar for the family's tasks.")));
+        h(
+          "div",
+          { class: "card" },
+          h("h3", null, "Tokens and wall time per trial"),
+          perTrial.box,
+          perTrialNote,
+        ),
+      ),
+      h(
+        "div",
+        { class: "card" },
+        h("h3", null, "First exact per family"),
+        families.box,
+        note("Click a bar for the family's tasks."),
+      ),
+    );
   }
 
   function letterCounts(index) {
@@ -595,7 +756,10 @@
           maxBarThickness: 48,
         })),
       },
-      options: { indexAxis: "y", scales: { x: { stacked: true, title: { display: true, text: "trials" } }, y: { stacked: true } } },
+      options: {
+        indexAxis: "y",
+        scales: { x: { stacked: true, title: { display: true, text: "trials" } }, y: { stacked: true } },
+      },
     });
   }
 
@@ -667,10 +831,22 @@
         const y = cols.tokens && cols.tokens[t];
         if (isNum(x) && isNum(y)) points.push({ x, y, trial: t });
       }
-      return { label: config.name, key: config.key, data: points, backgroundColor: seriesColour(i), pointRadius: 2.5 };
+      return {
+        label: config.name,
+        key: config.key,
+        data: points,
+        backgroundColor: seriesColour(i),
+        pointRadius: 2.5,
+      };
     });
     const simulated = index.configurations.some((c) => (c.simulated || []).includes("tokens"));
-    noteEl.textContent = [sampled ? "A sample of the trials." : "", simulated ? "Some figures are simulated." : "", "Click a point for its trial."].filter(Boolean).join(" ");
+    noteEl.textContent = [
+      sampled ? "A sample of the trials." : "",
+      simulated ? "Some figures are simulated." : "",
+      "Click a point for its trial.",
+    ]
+      .filter(Boolean)
+      .join(" ");
     makeChart(canvas, {
       type: "scatter",
       data: { datasets },
@@ -712,33 +888,79 @@
       .slice(0, 10);
     if (!scored.length) return null;
     const keys = index.configurations.map((c) => c.key);
-    return section("Hardest tasks",
-      table(["task", "family", ...index.configurations.map((c) => c.name), h("th", { class: "num" }, "first exact")],
-        scored.map(({ task, rate }) => h("tr", null,
-          td(h("a", { href: route(["task", task.id]), class: "task-link" }, task.id), "id"),
-          td(task.family || "", "wrap"),
-          keys.map((key) => td(task.cells[key] ? outcomeLinks(key, task.cells[key], task.id) : "–")),
-          td(fmtPct(rate), "num")))),
-      h("p", null, h("a", { href: route(["tasks"]) }, `All ${fmtCount(index.tasks.length)} tasks`)));
+    return section(
+      "Hardest tasks",
+      table(
+        [
+          "task",
+          "family",
+          ...index.configurations.map((c) => c.name),
+          h("th", { class: "num" }, "first exact"),
+        ],
+        scored.map(({ task, rate }) =>
+          h(
+            "tr",
+            null,
+            td(h("a", { href: route(["task", task.id]), class: "task-link" }, task.id), "id"),
+            td(task.family || "", "wrap"),
+            keys.map((key) => td(task.cells[key] ? outcomeLinks(key, task.cells[key], task.id) : "–")),
+            td(fmtPct(rate), "num"),
+          ),
+        ),
+      ),
+      h("p", null, h("a", { href: route(["tasks"]) }, `All ${fmtCount(index.tasks.length)} tasks`)),
+    );
   }
 
   function perConfiguration(index, pick, build) {
     const present = index.configurations.filter((c) => pick(c));
     if (!present.length) return null;
-    return h("div", { class: "grid" }, present.map((config) =>
-      h("div", { class: "card" }, h("h3", null, config.name), build(pick(config), config))));
+    return h(
+      "div",
+      { class: "grid" },
+      present.map((config) =>
+        h("div", { class: "card" }, h("h3", null, config.name), build(pick(config), config)),
+      ),
+    );
   }
 
   function integritySection(index) {
-    const body = perConfiguration(index, (c) => c.integrity, (block) => {
-      if (!block.buckets) return flatFacts(block);
-      return h("div", null,
-        facts([["no-solution tasks", `${fmtCount(block.tasks_observed)} of ${fmtCount(block.tasks_declared)}`], ["scored trials", fmtCount(block.trials)]]),
-        table(["bucket", h("th", { class: "num" }, "trials"), h("th", { class: "num" }, "share"), h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "cost")],
-          Object.entries(block.buckets).map(([name, b]) => h("tr", null, td(name, "wrap"), td(fmtCount(b.count), "num"), td(fmtPct(b.share), "num"),
-            td(fmtCount(b.tokens), "num"), td(fmtUsd(b.cost_usd), "num")))),
-        block.verdicts ? flatFacts({ verdicts: block.verdicts }) : null);
-    });
+    const body = perConfiguration(
+      index,
+      (c) => c.integrity,
+      (block) => {
+        if (!block.buckets) return flatFacts(block);
+        return h(
+          "div",
+          null,
+          facts([
+            ["no-solution tasks", `${fmtCount(block.tasks_observed)} of ${fmtCount(block.tasks_declared)}`],
+            ["scored trials", fmtCount(block.trials)],
+          ]),
+          table(
+            [
+              "bucket",
+              h("th", { class: "num" }, "trials"),
+              h("th", { class: "num" }, "share"),
+              h("th", { class: "num" }, "tokens"),
+              h("th", { class: "num" }, "cost"),
+            ],
+            Object.entries(block.buckets).map(([name, b]) =>
+              h(
+                "tr",
+                null,
+                td(name, "wrap"),
+                td(fmtCount(b.count), "num"),
+                td(fmtPct(b.share), "num"),
+                td(fmtCount(b.tokens), "num"),
+                td(fmtUsd(b.cost_usd), "num"),
+              ),
+            ),
+          ),
+          block.verdicts ? flatFacts({ verdicts: block.verdicts }) : null,
+        );
+      },
+    );
     return body ? section("Integrity", body) : null;
   }
 
@@ -746,21 +968,59 @@
     const rows = [];
     for (const config of index.configurations) {
       for (const item of config.evidence || []) {
-        const causes = Object.entries(item.causes || {}).map(([cause, n]) => `${cause} ×${n}`).join(", ");
-        rows.push(h("tr", null, td(config.name, "wrap"), td(String(item.class), "wrap"), td(fmtCount(item.trials), "num"), td(causes || "–", "wrap")));
+        const causes = Object.entries(item.causes || {})
+          .map(([cause, n]) => `${cause} ×${n}`)
+          .join(", ");
+        rows.push(
+          h(
+            "tr",
+            null,
+            td(config.name, "wrap"),
+            td(String(item.class), "wrap"),
+            td(fmtCount(item.trials), "num"),
+            td(causes || "–", "wrap"),
+          ),
+        );
       }
     }
-    const classes = perConfiguration(index, (c) => (c.classes && c.classes.length ? c.classes : null), (list) =>
-      table(["class", h("th", { class: "num" }, "tasks"), h("th", { class: "num" }, "trials"), h("th", { class: "num" }, "first"), h("th", { class: "num" }, "final")],
-        list.map((row) => h("tr", null,
-          td(h("a", { href: route(["tasks"], { family: row.category }) }, row.category || "(none)"), "wrap"),
-          td(fmtCount(row.tasks), "num"), td(fmtCount(row.trials), "num"), td(fmtPct(row.first_exact), "num"), td(fmtPct(row.final_exact), "num")))));
+    const classes = perConfiguration(
+      index,
+      (c) => (c.classes && c.classes.length ? c.classes : null),
+      (list) =>
+        table(
+          [
+            "class",
+            h("th", { class: "num" }, "tasks"),
+            h("th", { class: "num" }, "trials"),
+            h("th", { class: "num" }, "first"),
+            h("th", { class: "num" }, "final"),
+          ],
+          list.map((row) =>
+            h(
+              "tr",
+              null,
+              td(
+                h("a", { href: route(["tasks"], { family: row.category }) }, row.category || "(none)"),
+                "wrap",
+              ),
+              td(fmtCount(row.tasks), "num"),
+              td(fmtCount(row.trials), "num"),
+              td(fmtPct(row.first_exact), "num"),
+              td(fmtPct(row.final_exact), "num"),
+            ),
+          ),
+        ),
+    );
     const notes = perConfiguration(index, (c) => (c.notes && c.notes.length ? c.notes : null), textLines);
     if (!rows.length && !classes && !notes) return null;
-    return section("Outcome classes",
-      rows.length ? table(["configuration", "class", h("th", { class: "num" }, "trials"), "causes"], rows) : null,
+    return section(
+      "Outcome classes",
+      rows.length
+        ? table(["configuration", "class", h("th", { class: "num" }, "trials"), "causes"], rows)
+        : null,
       notes || (rows.length ? null : note("Every trial was scored.")),
-      classes ? h("details", null, h("summary", null, "Task classes (families)"), classes) : null);
+      classes ? h("details", null, h("summary", null, "Task classes (families)"), classes) : null,
+    );
   }
 
   function spendSection(index) {
@@ -769,7 +1029,9 @@
       const tokens = s.tokens || {};
       const cost = s.cost_usd || {};
       const wall = s.wall_s || {};
-      return h("tr", null,
+      return h(
+        "tr",
+        null,
         td(config.name, "wrap"),
         td(fmtCount(tokens.total) + simulatedMark(config, "tokens"), "num"),
         td(fmtCount(tokens.mean), "num"),
@@ -777,47 +1039,101 @@
         td(fmtUsd(cost.total) + simulatedMark(config, "cost_usd"), "num"),
         td(fmtUsd(s.cost_per_success), "num"),
         td(fmtSecs(wall.total) + simulatedMark(config, "wall_s"), "num"),
-        td(fmtSecs(wall.mean), "num"));
+        td(fmtSecs(wall.mean), "num"),
+      );
     });
-    return section("Spend", table(["configuration", h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "per trial"),
-      h("th", { class: "num" }, "known / missing"), h("th", { class: "num" }, "cost"), h("th", { class: "num" }, "per success"),
-      h("th", { class: "num" }, "wall time"), h("th", { class: "num" }, "per trial")], rows));
+    return section(
+      "Spend",
+      table(
+        [
+          "configuration",
+          h("th", { class: "num" }, "tokens"),
+          h("th", { class: "num" }, "per trial"),
+          h("th", { class: "num" }, "known / missing"),
+          h("th", { class: "num" }, "cost"),
+          h("th", { class: "num" }, "per success"),
+          h("th", { class: "num" }, "wall time"),
+          h("th", { class: "num" }, "per trial"),
+        ],
+        rows,
+      ),
+    );
   }
 
   function trajectoryRows(block) {
     if (!block) return [];
     const per = (entry) => (entry && isNum(entry.per_trial) ? entry.per_trial : null);
-    const rows = [["requests", per(block.requests)], ["side requests", per(block.side_requests)],
-      ["test runs", per(block.verification_runs)], ["files read", per(block.files_read)], ["files written", per(block.files_written)]];
-    for (const [kind, entry] of Object.entries(block.tool_calls || {})) rows.push([`tool calls: ${kind}`, per(entry)]);
+    const rows = [
+      ["requests", per(block.requests)],
+      ["side requests", per(block.side_requests)],
+      ["test runs", per(block.verification_runs)],
+      ["files read", per(block.files_read)],
+      ["files written", per(block.files_written)],
+    ];
+    for (const [kind, entry] of Object.entries(block.tool_calls || {}))
+      rows.push([`tool calls: ${kind}`, per(entry)]);
     const shares = (block.time && block.time.shares) || {};
-    for (const [part, share] of Object.entries(shares)) rows.push([`time share: ${part.replace(/_s$/, "")}`, share, "share"]);
+    for (const [part, share] of Object.entries(shares))
+      rows.push([`time share: ${part.replace(/_s$/, "")}`, share, "share"]);
     return rows;
   }
 
   function trajectoriesSection(index) {
-    const body = perConfiguration(index, (c) => c.trajectories, (block) =>
-      facts(trajectoryRows(block).map(([label, value, kind]) => [`${label}${kind ? "" : " per trial"}`, kind ? fmtPct(value) : fmtNumber(value)])));
+    const body = perConfiguration(
+      index,
+      (c) => c.trajectories,
+      (block) =>
+        facts(
+          trajectoryRows(block).map(([label, value, kind]) => [
+            `${label}${kind ? "" : " per trial"}`,
+            kind ? fmtPct(value) : fmtNumber(value),
+          ]),
+        ),
+    );
     return body ? section("Trajectories", body) : null;
   }
 
   /** Lines the terminal report prints (evidence, metering), as the other reports word them. */
   function textLines(lines) {
-    return h("ul", { class: "lines" }, lines.map((line) => h("li", null, String(line))));
+    return h(
+      "ul",
+      { class: "lines" },
+      lines.map((line) => h("li", null, String(line))),
+    );
   }
 
   function meteringSection(index) {
     const lines = (c) => (c.metering_lines && c.metering_lines.length ? c.metering_lines : null);
-    const body = perConfiguration(index, (c) => lines(c) || c.metering, (block) => (Array.isArray(block) ? textLines(block) : flatFacts(block)));
+    const body = perConfiguration(
+      index,
+      (c) => lines(c) || c.metering,
+      (block) => (Array.isArray(block) ? textLines(block) : flatFacts(block)),
+    );
     return body ? section("Metering", body) : null;
   }
 
   function runsSection(index) {
-    const body = perConfiguration(index, (c) => c.run, (run, config) => h("div", null,
-      facts([["agent", run.agent], ["model", run.model], ["reasoning", run.reasoning], ["repeats", run.repeats],
-        ["sandbox", run.sandbox], ["started", run.started_at], ["finished", run.finished_at],
-        ["harness", run.harness_version], ["sources", (config.sources || []).join(", ")]]),
-      h("details", null, h("summary", null, "Everything recorded"), flatFacts(run, 200))));
+    const body = perConfiguration(
+      index,
+      (c) => c.run,
+      (run, config) =>
+        h(
+          "div",
+          null,
+          facts([
+            ["agent", run.agent],
+            ["model", run.model],
+            ["reasoning", run.reasoning],
+            ["repeats", run.repeats],
+            ["sandbox", run.sandbox],
+            ["started", run.started_at],
+            ["finished", run.finished_at],
+            ["harness", run.harness_version],
+            ["sources", (config.sources || []).join(", ")],
+          ]),
+          h("details", null, h("summary", null, "Everything recorded"), flatFacts(run, 200)),
+        ),
+    );
     return body ? section("Runs", body) : null;
   }
 
@@ -853,15 +1169,20 @@
 
   function filterTasks(records, f) {
     const needle = (f.q || "").toLowerCase();
-    return records.filter((r) =>
-      (!f.family || (r.task.family || "") === f.family)
-      && (!f.tag || r.tags.has(f.tag))
-      && (!f.outcome || (f.config ? String((r.task.cells[f.config] || {}).outcomes || "").includes(f.outcome) : r.letters.has(f.outcome)))
-      && (!f.class || r.statuses.has(f.class))
-      && (!f.flaky || r.flaky)
-      && (!f.changed || r.task.changed)
-      && (!f.config || r.task.cells[f.config])
-      && (!needle || r.search.includes(needle)));
+    return records.filter(
+      (r) =>
+        (!f.family || (r.task.family || "") === f.family) &&
+        (!f.tag || r.tags.has(f.tag)) &&
+        (!f.outcome ||
+          (f.config
+            ? String((r.task.cells[f.config] || {}).outcomes || "").includes(f.outcome)
+            : r.letters.has(f.outcome))) &&
+        (!f.class || r.statuses.has(f.class)) &&
+        (!f.flaky || r.flaky) &&
+        (!f.changed || r.task.changed) &&
+        (!f.config || r.task.cells[f.config]) &&
+        (!needle || r.search.includes(needle)),
+    );
   }
 
   function sortTasks(list, sort) {
@@ -892,7 +1213,9 @@
     const index = await ctx.need("index");
     const columns = new Map();
     const loaded = await Promise.allSettled(index.configurations.map((c) => ctx.need(`trials/${c.key}`)));
-    loaded.forEach((result, i) => { if (result.status === "fulfilled") columns.set(index.configurations[i].key, result.value); });
+    loaded.forEach((result, i) => {
+      if (result.status === "fulfilled") columns.set(index.configurations[i].key, result.value);
+    });
     if (!recordCache.has(index)) recordCache.set(index, taskRecords(index, columns));
     const records = recordCache.get(index);
     const filters = readFilters(ctx.route.query);
@@ -901,16 +1224,16 @@
       replaceQuery(filters);
       renderTaskTable(body, index, records, filters);
     };
-    const node = h("div", null,
-      h("h1", null, "Tasks"),
-      taskFilterBar(index, records, filters, update),
-      body);
+    const node = h("div", null, h("h1", null, "Tasks"), taskFilterBar(index, records, filters, update), body);
     renderTaskTable(body, index, records, filters);
     return { title: "Tasks", node };
   }
 
   function options(values, selected, anyLabel) {
-    return [h("option", { value: "" }, anyLabel), ...values.map((v) => h("option", { value: v, selected: v === selected }, v))];
+    return [
+      h("option", { value: "" }, anyLabel),
+      ...values.map((v) => h("option", { value: v, selected: v === selected }, v)),
+    ];
   }
 
   function taskFilterBar(index, records, filters, update) {
@@ -918,13 +1241,33 @@
     const tags = [...new Set(index.tasks.flatMap((t) => t.tags || []))].sort();
     const classes = [...new Set(records.flatMap((r) => [...r.statuses]))].sort();
     const select = (name, label, values, anyLabel, labels) => {
-      const el = h("select", { id: `filter-${name}`, name, onchange: () => { filters[name] = el.value; update(); } },
-        options(values, filters[name], anyLabel));
-      if (labels) for (const option of el.options) if (labels[option.value]) option.textContent = `${option.value}: ${labels[option.value]}`;
+      const el = h(
+        "select",
+        {
+          id: `filter-${name}`,
+          name,
+          onchange: () => {
+            filters[name] = el.value;
+            update();
+          },
+        },
+        options(values, filters[name], anyLabel),
+      );
+      if (labels)
+        for (const option of el.options)
+          if (labels[option.value]) option.textContent = `${option.value}: ${labels[option.value]}`;
       return h("label", null, label, el);
     };
     const check = (name, label) => {
-      const el = h("input", { type: "checkbox", id: `filter-${name}`, checked: filters[name] === "1", onchange: () => { filters[name] = el.checked ? "1" : ""; update(); } });
+      const el = h("input", {
+        type: "checkbox",
+        id: `filter-${name}`,
+        checked: filters[name] === "1",
+        onchange: () => {
+          filters[name] = el.checked ? "1" : "";
+          update();
+        },
+      });
       return h("label", null, el, label);
     };
     let typing = null;
@@ -936,12 +1279,17 @@
       "aria-label": "search task ids and prompts",
       oninput: () => {
         clearTimeout(typing);
-        typing = setTimeout(() => { filters.q = search.value; update(); }, 120);
+        typing = setTimeout(() => {
+          filters.q = search.value;
+          update();
+        }, 120);
       },
     });
     const configs = index.configurations.map((c) => c.key);
     const configLabels = Object.fromEntries(index.configurations.map((c) => [c.key, c.name]));
-    return h("div", { class: "filters" },
+    return h(
+      "div",
+      { class: "filters" },
       search,
       select("family", "family", families, "any"),
       select("tag", "tag", tags, "any"),
@@ -950,7 +1298,18 @@
       configs.length > 1 ? select("config", "in", configs, "any configuration", configLabels) : null,
       check("flaky", "flaky"),
       configs.length > 1 ? check("changed", "changed between configurations") : null,
-      h("button", { type: "button", onclick: () => { for (const name of TASK_FILTERS) filters[name] = ""; location.hash = route(["tasks"]); } }, "clear"));
+      h(
+        "button",
+        {
+          type: "button",
+          onclick: () => {
+            for (const name of TASK_FILTERS) filters[name] = "";
+            location.hash = route(["tasks"]);
+          },
+        },
+        "clear",
+      ),
+    );
   }
 
   function renderTaskTable(body, index, records, filters) {
@@ -960,44 +1319,92 @@
       tasksShown = PAGE_ROWS;
       tasksShownFor = signature;
     }
-    trialList = matched.flatMap((r) => index.configurations.flatMap((c) => (r.task.cells[c.key] ? r.task.cells[c.key].trials.map((t) => `${c.key}/${t}`) : [])));
+    trialList = matched.flatMap((r) =>
+      index.configurations.flatMap((c) =>
+        r.task.cells[c.key] ? r.task.cells[c.key].trials.map((t) => `${c.key}/${t}`) : [],
+      ),
+    );
     const configs = index.configurations.filter((c) => !filters.config || c.key === filters.config);
     const sortHeader = (field, label, cls) => {
-      const current = filters.sort === field ? "sorted-asc" : filters.sort === `-${field}` ? "sorted-desc" : "";
-      return h("th", {
-        class: `sortable ${current} ${cls || ""}`,
-        title: "sort",
-        onclick: () => {
-          filters.sort = filters.sort === field ? `-${field}` : filters.sort === `-${field}` ? "" : field;
-          replaceQuery(filters);
-          renderTaskTable(body, index, records, filters);
+      const current =
+        filters.sort === field ? "sorted-asc" : filters.sort === `-${field}` ? "sorted-desc" : "";
+      return h(
+        "th",
+        {
+          class: `sortable ${current} ${cls || ""}`,
+          title: "sort",
+          onclick: () => {
+            filters.sort = filters.sort === field ? `-${field}` : filters.sort === `-${field}` ? "" : field;
+            replaceQuery(filters);
+            renderTaskTable(body, index, records, filters);
+          },
         },
-      }, label);
+        label,
+      );
     };
     const rows = matched.slice(0, tasksShown).map((r) => taskRow(r.task, configs));
-    const more = h("button", {
-      type: "button",
-      id: "show-more",
-      disabled: tasksShown >= matched.length,
-      onclick: () => { tasksShown += PAGE_ROWS; renderTaskTable(body, index, records, filters); },
-    }, `show ${PAGE_ROWS} more`);
-    fill(body,
-      h("p", { class: "note", id: "task-count" }, `${fmtCount(Math.min(tasksShown, matched.length))} of ${fmtCount(matched.length)} matching tasks (${fmtCount(index.tasks.length)} in all)`),
-      table([sortHeader("id", "task"), sortHeader("family", "family"), h("th", null, "tags"),
-        ...configs.map((c) => sortHeader(c.key, c.name)), h("th", null, "changed")], rows),
-      matched.length > tasksShown ? h("div", { class: "pager" }, more, note(`${fmtCount(matched.length - tasksShown)} more`)) : null);
+    const more = h(
+      "button",
+      {
+        type: "button",
+        id: "show-more",
+        disabled: tasksShown >= matched.length,
+        onclick: () => {
+          tasksShown += PAGE_ROWS;
+          renderTaskTable(body, index, records, filters);
+        },
+      },
+      `show ${PAGE_ROWS} more`,
+    );
+    fill(
+      body,
+      h(
+        "p",
+        { class: "note", id: "task-count" },
+        `${fmtCount(Math.min(tasksShown, matched.length))} of ${fmtCount(matched.length)} matching tasks (${fmtCount(index.tasks.length)} in all)`,
+      ),
+      table(
+        [
+          sortHeader("id", "task"),
+          sortHeader("family", "family"),
+          h("th", null, "tags"),
+          ...configs.map((c) => sortHeader(c.key, c.name)),
+          h("th", null, "changed"),
+        ],
+        rows,
+      ),
+      matched.length > tasksShown
+        ? h("div", { class: "pager" }, more, note(`${fmtCount(matched.length - tasksShown)} more`))
+        : null,
+    );
   }
 
   function taskRow(task, configs) {
-    return h("tr", null,
+    return h(
+      "tr",
+      null,
       td(h("a", { href: route(["task", task.id]), class: "task-link" }, task.id), "id"),
       td(task.family || "", "wrap"),
-      td((task.tags || []).map((tag) => h("span", { class: "badge" }, tag)), "wrap"),
+      td(
+        (task.tags || []).map((tag) => h("span", { class: "badge" }, tag)),
+        "wrap",
+      ),
       configs.map((c) => {
         const cell = task.cells[c.key];
-        return td(cell ? h("span", null, outcomeLinks(c.key, cell, task.id), " ", h("span", { class: "muted" }, fmtPct(cell.first_exact))) : "–");
+        return td(
+          cell
+            ? h(
+                "span",
+                null,
+                outcomeLinks(c.key, cell, task.id),
+                " ",
+                h("span", { class: "muted" }, fmtPct(cell.first_exact)),
+              )
+            : "–",
+        );
       }),
-      td(task.changed ? "changed" : ""));
+      td(task.changed ? "changed" : ""),
+    );
   }
 
   // ---------------------------------------------------------------------------------------
@@ -1006,31 +1413,68 @@
   async function taskPage(ctx) {
     const index = await ctx.need("index");
     const task = lookups(index).tasks.get(ctx.route.id);
-    if (!task) return { title: "Not found", node: errorNode(new Error(`no task ${ctx.route.id} in this view`)) };
+    if (!task)
+      return { title: "Not found", node: errorNode(new Error(`no task ${ctx.route.id} in this view`)) };
     const keys = index.configurations.map((c) => c.key).filter((key) => task.cells[key]);
     const columns = await Promise.allSettled(keys.map((key) => ctx.need(`trials/${key}`)));
     trialList = keys.flatMap((key) => task.cells[key].trials.map((t) => `${key}/${t}`));
-    const node = h("div", null,
+    const node = h(
+      "div",
+      null,
       h("p", null, h("a", { href: "#/tasks" }, "← tasks")),
       h("h1", null, task.id),
-      facts([["family", task.family || "–"], ["tags", (task.tags || []).join(", ") || "–"],
-        ["no solution", task.no_solution ? "yes: scored on integrity" : null], ["changed", task.changed ? "outcomes differ between configurations" : null]]),
-      task.prompt ? h("div", null, h("h2", null, "Prompt"), pre(task.prompt), note("The prompt's start; a trial shows it whole.")) : null,
-      keys.map((key, i) => taskTrials(index, task, key, columns[i].status === "fulfilled" ? columns[i].value : null)));
+      facts([
+        ["family", task.family || "–"],
+        ["tags", (task.tags || []).join(", ") || "–"],
+        ["no solution", task.no_solution ? "yes: scored on integrity" : null],
+        ["changed", task.changed ? "outcomes differ between configurations" : null],
+      ]),
+      task.prompt
+        ? h(
+            "div",
+            null,
+            h("h2", null, "Prompt"),
+            pre(task.prompt),
+            note("The prompt's start; a trial shows it whole."),
+          )
+        : null,
+      keys.map((key, i) =>
+        taskTrials(index, task, key, columns[i].status === "fulfilled" ? columns[i].value : null),
+      ),
+    );
     return { title: task.id, node };
   }
 
   function taskTrials(index, task, key, cols) {
     const cell = task.cells[key];
     const get = (name, t) => (cols && cols[name] ? cols[name][t] : null);
-    return section(`${configName(index, key)}: ${fmtPct(cell.first_exact)} first exact`,
-      table(["trial", "repeat", "status", h("th", { class: "num" }, "tokens"), h("th", { class: "num" }, "wall"),
-        h("th", { class: "num" }, "requests"), h("th", { class: "num" }, "tool calls")],
-        cell.trials.map((t, i) => h("tr", null,
-          td(outcomeLink(key, t, String(cell.outcomes)[i], task.id)),
-          td(String(get("repeat", t) ?? i)), td(String(get("status", t) ?? "–")),
-          td(fmtCount(get("tokens", t)), "num"), td(fmtSecs(get("wall_s", t)), "num"),
-          td(fmtCount(get("requests", t)), "num"), td(fmtCount(get("tool_calls", t)), "num")))));
+    return section(
+      `${configName(index, key)}: ${fmtPct(cell.first_exact)} first exact`,
+      table(
+        [
+          "trial",
+          "repeat",
+          "status",
+          h("th", { class: "num" }, "tokens"),
+          h("th", { class: "num" }, "wall"),
+          h("th", { class: "num" }, "requests"),
+          h("th", { class: "num" }, "tool calls"),
+        ],
+        cell.trials.map((t, i) =>
+          h(
+            "tr",
+            null,
+            td(outcomeLink(key, t, String(cell.outcomes)[i], task.id)),
+            td(String(get("repeat", t) ?? i)),
+            td(String(get("status", t) ?? "–")),
+            td(fmtCount(get("tokens", t)), "num"),
+            td(fmtSecs(get("wall_s", t)), "num"),
+            td(fmtCount(get("requests", t)), "num"),
+            td(fmtCount(get("tool_calls", t)), "num"),
+          ),
+        ),
+      ),
+    );
   }
 
   // ---------------------------------------------------------------------------------------
@@ -1040,21 +1484,50 @@
     const index = await ctx.need("index");
     const { key } = ctx.route;
     const i = validTrial(index, key, ctx.route.index);
-    if (i === null) return { title: "Not found", node: errorNode(new Error(`no trial ${ctx.route.index} of configuration ${key} in this view`)) };
+    if (i === null)
+      return {
+        title: "Not found",
+        node: errorNode(new Error(`no trial ${ctx.route.index} of configuration ${key} in this view`)),
+      };
     const trial = await ctx.need(`trial/${key}/${i}`);
-    const node = h("div", null,
+    const node = h(
+      "div",
+      null,
       trialHeader(index, trial, key, i),
       trial.prompt ? h("details", { open: true }, h("summary", null, "Prompt"), pre(trial.prompt)) : null,
       roundsSection(trial.rounds),
       stepsSection(ctx, trial),
-      trial.failure ? section("Against the expected tree", diffView(trial.failure), note("Invisible characters shown as the terminal does.")) : null,
+      trial.failure
+        ? section(
+            "Against the expected tree",
+            diffView(trial.failure),
+            note("Invisible characters shown as the terminal does."),
+          )
+        : null,
       trial.diff ? section("Diff against the input", diffView(trial.diff)) : null,
       trial.verifier ? section("Verifier", pre(trial.verifier)) : null,
-      trial.infrastructure ? section("Infrastructure", pre(typeof trial.infrastructure === "string" ? trial.infrastructure : JSON.stringify(trial.infrastructure, null, 2))) : null,
+      trial.infrastructure
+        ? section(
+            "Infrastructure",
+            pre(
+              typeof trial.infrastructure === "string"
+                ? trial.infrastructure
+                : JSON.stringify(trial.infrastructure, null, 2),
+            ),
+          )
+        : null,
       outputsSection(trial),
       requestsSection(trial.requests),
       artifactsSection(trial.artifacts),
-      trial.observation ? h("details", null, h("summary", null, "Observation as recorded"), pre(JSON.stringify(trial.observation, null, 2))) : null);
+      trial.observation
+        ? h(
+            "details",
+            null,
+            h("summary", null, "Observation as recorded"),
+            pre(JSON.stringify(trial.observation, null, 2)),
+          )
+        : null,
+    );
     return { title: `${trial.task} r${trial.repeat}`, node };
   }
 
@@ -1062,7 +1535,11 @@
     const here = trialList.indexOf(`${key}/${i}`);
     if (here >= 0) {
       const split = (entry) => (entry ? entry.split("/") : null);
-      return { prev: split(trialList[here - 1]), next: split(trialList[here + 1]), where: `${here + 1} of ${trialList.length} in the list` };
+      return {
+        prev: split(trialList[here - 1]),
+        next: split(trialList[here + 1]),
+        where: `${here + 1} of ${trialList.length} in the list`,
+      };
     }
     return {
       prev: i > 0 ? [key, i - 1] : null,
@@ -1074,67 +1551,118 @@
   function trialHeader(index, trial, key, i) {
     const config = lookups(index).configs.get(key);
     const near = neighbours(key, i, config.trials);
-    const step = (target, label, rel) => (target
-      ? h("a", { href: trialLink(target[0], target[1]), rel, id: `trial-${rel}` }, label)
-      : h("span", { class: "muted" }, label));
-    return h("div", null,
-      h("div", { class: "trial-nav" },
+    const step = (target, label, rel) =>
+      target
+        ? h("a", { href: trialLink(target[0], target[1]), rel, id: `trial-${rel}` }, label)
+        : h("span", { class: "muted" }, label);
+    return h(
+      "div",
+      null,
+      h(
+        "div",
+        { class: "trial-nav" },
         h("a", { href: route(["task", trial.task]) }, "← task"),
-        step(near.prev, "← previous (k)", "prev"), step(near.next, "next (j) →", "next"),
-        h("span", { class: "muted" }, near.where)),
+        step(near.prev, "← previous (k)", "prev"),
+        step(near.next, "next (j) →", "next"),
+        h("span", { class: "muted" }, near.where),
+      ),
       h("h1", null, outcomeBadge(trial.outcome), " ", trial.task, ` · repeat ${trial.repeat}`),
-      facts([["configuration", config.name], ["arm", trial.arm], ["status", trial.status],
-        ["outcome", LETTERS[trial.outcome] || trial.outcome], ["verdict", verdictText(trial.observation)],
-        ["folder", trial.folder]]),
+      facts([
+        ["configuration", config.name],
+        ["arm", trial.arm],
+        ["status", trial.status],
+        ["outcome", LETTERS[trial.outcome] || trial.outcome],
+        ["verdict", verdictText(trial.observation)],
+        ["folder", trial.folder],
+      ]),
       copyRow("node id", trial.nodeid),
-      copyRow("rerun", trial.rerun));
+      copyRow("rerun", trial.rerun),
+    );
   }
 
   /** The agent's own verdict on a no-solution task (done, partial, incomplete) and its reason. */
   function verdictText(observation) {
     if (!observation || !observation.verdict) return null;
-    return observation.verdict_reason ? `${observation.verdict}: ${observation.verdict_reason}` : String(observation.verdict);
+    return observation.verdict_reason
+      ? `${observation.verdict}: ${observation.verdict_reason}`
+      : String(observation.verdict);
   }
 
   function copyRow(label, text) {
     if (!text) return null;
     const code = h("code", null, text);
     const said = h("span", { class: "copied", "aria-live": "polite" });
-    const button = h("button", {
-      type: "button",
-      class: "copy",
-      onclick: async () => {
-        try {
-          await navigator.clipboard.writeText(text);
-          said.textContent = "copied";
-        } catch {
-          // No clipboard here (file://, no focus): select the text for Ctrl+C instead.
-          const range = document.createRange();
-          range.selectNodeContents(code);
-          const selection = window.getSelection();
-          selection.removeAllRanges();
-          selection.addRange(range);
-          said.textContent = "selected: press Ctrl+C";
-        }
+    const button = h(
+      "button",
+      {
+        type: "button",
+        class: "copy",
+        onclick: async () => {
+          try {
+            await navigator.clipboard.writeText(text);
+            said.textContent = "copied";
+          } catch {
+            // No clipboard here (file://, no focus): select the text for Ctrl+C instead.
+            const range = document.createRange();
+            range.selectNodeContents(code);
+            const selection = window.getSelection();
+            selection.removeAllRanges();
+            selection.addRange(range);
+            said.textContent = "selected: press Ctrl+C";
+          }
+        },
       },
-    }, "copy");
+      "copy",
+    );
     return h("div", { class: "copy-row" }, h("span", { class: "muted" }, label), code, button, said);
   }
 
   function roundsSection(rounds) {
     if (!rounds || !rounds.length) return null;
     const list = (names) => (Array.isArray(names) && names.length ? names.join(", ") : "");
-    return section("Rounds", table(["attempt", "round", h("th", { class: "num" }, "exit"), "timed out", h("th", { class: "num" }, "wall"),
-      "exact", "differing", "missing", "unexpected", "invalid"],
-    rounds.map((r) => h("tr", null, td(String(r.attempt ?? "")), td(String(r.round ?? "")), td(String(r.exit_code ?? "–"), "num"),
-      td(r.timed_out ? "yes" : "no"), td(fmtSecs(r.wall_s), "num"), td(r.exact ? "yes" : "no"),
-      td(list(r.differing), "wrap"), td(list(r.missing), "wrap"), td(list(r.unexpected), "wrap"), td(list(r.invalid), "wrap")))));
+    return section(
+      "Rounds",
+      table(
+        [
+          "attempt",
+          "round",
+          h("th", { class: "num" }, "exit"),
+          "timed out",
+          h("th", { class: "num" }, "wall"),
+          "exact",
+          "differing",
+          "missing",
+          "unexpected",
+          "invalid",
+        ],
+        rounds.map((r) =>
+          h(
+            "tr",
+            null,
+            td(String(r.attempt ?? "")),
+            td(String(r.round ?? "")),
+            td(String(r.exit_code ?? "–"), "num"),
+            td(r.timed_out ? "yes" : "no"),
+            td(fmtSecs(r.wall_s), "num"),
+            td(r.exact ? "yes" : "no"),
+            td(list(r.differing), "wrap"),
+            td(list(r.missing), "wrap"),
+            td(list(r.unexpected), "wrap"),
+            td(list(r.invalid), "wrap"),
+          ),
+        ),
+      ),
+    );
   }
 
   function stepSummary(step) {
     const calls = step.tool_calls || [];
     if (calls.length) return calls.map((c) => c.name || c.kind).join(", ");
-    return String(step.message || step.reasoning || "").replace(/\s+/g, " ").slice(0, 80) || "(empty)";
+    return (
+      String(step.message || step.reasoning || "")
+        .replace(/\s+/g, " ")
+        .slice(0, 80) || "(empty)"
+    );
   }
 
   function stepsSection(ctx, trial) {
@@ -1144,24 +1672,39 @@
     const query = ctx.route.query;
     let shown = Math.min(Math.max(Number(query.get("step")) || 1, 1), steps.length);
     const detail = h("div", { class: "step-detail", id: "step-detail" });
-    const buttons = steps.map((step, n) => h("button", {
-      type: "button",
-      class: "step-button",
-      onclick: () => show(n + 1),
-    }, h("span", { class: "step-source" }, `${n + 1}. ${step.source}`), stepSummary(step)));
+    const buttons = steps.map((step, n) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: "step-button",
+          onclick: () => show(n + 1),
+        },
+        h("span", { class: "step-source" }, `${n + 1}. ${step.source}`),
+        stepSummary(step),
+      ),
+    );
     const show = (n) => {
       shown = Math.min(Math.max(n, 1), steps.length);
-      buttons.forEach((b, j) => (j + 1 === shown ? b.setAttribute("aria-current", "step") : b.removeAttribute("aria-current")));
+      buttons.forEach((b, j) =>
+        j + 1 === shown ? b.setAttribute("aria-current", "step") : b.removeAttribute("aria-current"),
+      );
       detail.replaceChildren(stepDetail(steps[shown - 1], shown, steps.length, show));
       scrollWithin(list, buttons[shown - 1]);
       replaceQuery({ step: shown > 1 ? shown : "" });
     };
-    const list = h("ol", { class: "step-list", id: "step-list" }, buttons.map((b) => h("li", null, b)));
+    const list = h(
+      "ol",
+      { class: "step-list", id: "step-list" },
+      buttons.map((b) => h("li", null, b)),
+    );
     stepper = { next: () => show(shown + 1), prev: () => show(shown - 1) };
     ctx.later(() => show(shown));
-    return section(`Trajectory: ${steps.length} steps`,
+    return section(
+      `Trajectory: ${steps.length} steps`,
       trial.steps_cut ? note(`${fmtCount(trial.steps_cut)} more steps were left out.`) : null,
-      h("div", { class: "stepper" }, list, detail));
+      h("div", { class: "stepper" }, list, detail),
+    );
   }
   let stepper = null; // the trial page's step controls, for n / p
 
@@ -1176,50 +1719,114 @@
 
   function stepDetail(step, n, count, show) {
     const tokens = step.tokens
-      ? Object.entries(step.tokens).filter(([, v]) => isNum(v)).map(([k, v]) => `${k} ${fmtCount(v)}`).join(" · ")
+      ? Object.entries(step.tokens)
+          .filter(([, v]) => isNum(v))
+          .map(([k, v]) => `${k} ${fmtCount(v)}`)
+          .join(" · ")
       : "";
-    return h("div", null,
-      h("div", { class: "step-nav" },
-        h("button", { type: "button", id: "step-prev", disabled: n <= 1, onclick: () => show(n - 1) }, "← step (p)"),
-        h("button", { type: "button", id: "step-next", disabled: n >= count, onclick: () => show(n + 1) }, "step (n) →"),
+    return h(
+      "div",
+      null,
+      h(
+        "div",
+        { class: "step-nav" },
+        h(
+          "button",
+          { type: "button", id: "step-prev", disabled: n <= 1, onclick: () => show(n - 1) },
+          "← step (p)",
+        ),
+        h(
+          "button",
+          { type: "button", id: "step-next", disabled: n >= count, onclick: () => show(n + 1) },
+          "step (n) →",
+        ),
         h("strong", { id: "step-title" }, `Step ${n} of ${count}`),
-        h("span", { class: "muted" }, `${step.source} · attempt ${step.attempt ?? 0}, round ${step.round ?? 0}${step.side ? " · side request" : ""}`)),
-      facts([["tokens", tokens], ["latency", isNum(step.latency_s) ? fmtSecs(step.latency_s) : null]]),
+        h(
+          "span",
+          { class: "muted" },
+          `${step.source} · attempt ${step.attempt ?? 0}, round ${step.round ?? 0}${step.side ? " · side request" : ""}`,
+        ),
+      ),
+      facts([
+        ["tokens", tokens],
+        ["latency", isNum(step.latency_s) ? fmtSecs(step.latency_s) : null],
+      ]),
       step.message ? pre(step.message, "message") : null,
       step.reasoning ? h("details", null, h("summary", null, "Reasoning"), pre(step.reasoning)) : null,
-      (step.tool_calls || []).map(toolCall));
+      (step.tool_calls || []).map(toolCall),
+    );
   }
 
   function toolCall(call) {
     const args = call.arguments;
-    return h("div", { class: "tool-call" },
-      h("div", null, h("strong", null, String(call.name ?? "")), " ", h("span", { class: "badge" }, String(call.kind ?? "other")),
-        call.exit_code !== null && call.exit_code !== undefined ? h("span", { class: "badge" }, `exit ${call.exit_code}`) : null),
-      args !== null && args !== undefined ? pre(typeof args === "string" ? args : JSON.stringify(args, null, 2), "arguments") : null,
-      call.result !== null && call.result !== undefined ? h("details", { open: String(call.result).length < 2000 }, h("summary", null, "result"), pre(call.result, "result")) : note("no result recorded"));
+    return h(
+      "div",
+      { class: "tool-call" },
+      h(
+        "div",
+        null,
+        h("strong", null, String(call.name ?? "")),
+        " ",
+        h("span", { class: "badge" }, String(call.kind ?? "other")),
+        call.exit_code !== null && call.exit_code !== undefined
+          ? h("span", { class: "badge" }, `exit ${call.exit_code}`)
+          : null,
+      ),
+      args !== null && args !== undefined
+        ? pre(typeof args === "string" ? args : JSON.stringify(args, null, 2), "arguments")
+        : null,
+      call.result !== null && call.result !== undefined
+        ? h(
+            "details",
+            { open: String(call.result).length < 2000 },
+            h("summary", null, "result"),
+            pre(call.result, "result"),
+          )
+        : note("no result recorded"),
+    );
   }
 
   function diffView(text) {
     const block = h("pre", { class: "diff" });
     for (const line of String(text).split("\n")) {
-      const cls = /^(\+\+\+|---) /.test(line) ? "file" : line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : null;
+      const cls = /^(\+\+\+|---) /.test(line)
+        ? "file"
+        : line.startsWith("@@")
+          ? "hunk"
+          : line.startsWith("+")
+            ? "add"
+            : line.startsWith("-")
+              ? "del"
+              : null;
       block.append(cls ? h("span", { class: cls }, line) : `${line}\n`);
     }
     return block;
   }
 
   function outputsSection(trial) {
-    const parts = [["final message", trial.final_message], ["stdout", trial.stdout], ["stderr", trial.stderr]].filter(([, text]) => text);
+    const parts = [
+      ["final message", trial.final_message],
+      ["stdout", trial.stdout],
+      ["stderr", trial.stderr],
+    ].filter(([, text]) => text);
     if (!parts.length) return null;
-    return section("Agent output", parts.map(([label, text]) => h("details", null, h("summary", null, label), pre(text))));
+    return section(
+      "Agent output",
+      parts.map(([label, text]) => h("details", null, h("summary", null, label), pre(text))),
+    );
   }
 
   /** A metered request, whether flat (input, output, fault) or as the meter records it
    * (index, path, usage {input, cached_input, output}, injected fault, failure). */
   function requestRow(r) {
     const usage = r.usage || {};
-    const fault = [r.fault, r.injected && `injected ${r.injected}`, r.failure].filter(Boolean).map(String).join("; ");
-    return h("tr", null,
+    const fault = [r.fault, r.injected && `injected ${r.injected}`, r.failure]
+      .filter(Boolean)
+      .map(String)
+      .join("; ");
+    return h(
+      "tr",
+      null,
       td(String(r.n ?? (isNum(r.index) ? r.index + 1 : "")), "num"),
       td(isNum(r.attempt) ? `${r.attempt}/${r.round ?? 0}` : "", "num"),
       td(String(r.model ?? r.path ?? ""), "wrap"),
@@ -1228,22 +1835,42 @@
       td(fmtCount(usage.cached_input), "num"),
       td(fmtCount(r.output ?? usage.output), "num"),
       td(fmtSecs(r.latency_s), "num"),
-      td(fault, "wrap"));
+      td(fault, "wrap"),
+    );
   }
 
   function requestsSection(requests) {
     if (!requests || !requests.length) return null;
     const num = (label, title) => h("th", { class: "num", title }, label);
-    return section("Metered requests", table([num("#"), num("attempt/round"), "model or path", num("status"),
-      num("input"), num("cached"), num("output"), num("latency", "to the response's headers"), "fault"],
-    requests.map(requestRow)));
+    return section(
+      "Metered requests",
+      table(
+        [
+          num("#"),
+          num("attempt/round"),
+          "model or path",
+          num("status"),
+          num("input"),
+          num("cached"),
+          num("output"),
+          num("latency", "to the response's headers"),
+          "fault",
+        ],
+        requests.map(requestRow),
+      ),
+    );
   }
 
   function artifactsSection(artifacts) {
     if (!artifacts || !artifacts.length) return null;
-    return section("Artifacts", table(["name", h("th", { class: "num" }, "bytes")],
-      artifacts.map((a) => h("tr", null, td(String(a.name), "wrap"), td(fmtCount(a.size), "num")))),
-    note("Files kept in the trial's directory of the run."));
+    return section(
+      "Artifacts",
+      table(
+        ["name", h("th", { class: "num" }, "bytes")],
+        artifacts.map((a) => h("tr", null, td(String(a.name), "wrap"), td(fmtCount(a.size), "num"))),
+      ),
+      note("Files kept in the trial's directory of the run."),
+    );
   }
 
   // ---------------------------------------------------------------------------------------
@@ -1296,7 +1923,9 @@
     if (Array.isArray(data.metrics)) {
       view.metrics = data.metrics.map((m) => ({ ...m, p: m.p_sign, kind: metricKind(m.metric) }));
       if (data.mcnemar && data.mcnemar.cells) {
-        const cells = Object.fromEntries(Object.entries(data.mcnemar.cells).map(([name, cell]) => [name, cell.trials || []]));
+        const cells = Object.fromEntries(
+          Object.entries(data.mcnemar.cells).map(([name, cell]) => [name, cell.trials || []]),
+        );
         view.mcnemar[data.mcnemar.outcome || "first_exact"] = { cells, p: data.mcnemar.p };
       }
       view.tasks = (data.tasks || []).map((t) => ({ ...t, ratio: null }));
@@ -1317,8 +1946,9 @@
       tasks: entry.pairs,
       note: entry.note,
     }));
-    view.differences = Object.entries(doc.differences || {}).map(([field, pair]) =>
-      `${field}: ${pair.base ?? "none"} → ${pair.candidate ?? "none"}`);
+    view.differences = Object.entries(doc.differences || {}).map(
+      ([field, pair]) => `${field}: ${pair.base ?? "none"} → ${pair.candidate ?? "none"}`,
+    );
     view.mcnemar = data.mcnemar || {};
     view.tasks = (doc.tasks || []).map((t) => ({
       id: t.id,
@@ -1336,16 +1966,36 @@
     let { base, candidate } = ctx.route;
     if (!base) {
       const first = (index.pairs || [])[0];
-      if (!first) return { title: "Compare", node: h("div", null, h("h1", null, "Compare"), note("This view has a single configuration: nothing to compare.")) };
+      if (!first)
+        return {
+          title: "Compare",
+          node: h(
+            "div",
+            null,
+            h("h1", null, "Compare"),
+            note("This view has a single configuration: nothing to compare."),
+          ),
+        };
       [base, candidate] = first;
       history.replaceState(null, "", route(["compare", base, candidate])); // a link to this pair
     }
     const picker = comparePicker(index, base, candidate);
     if (!listedPair(index, base, candidate)) {
-      return { title: "Compare", node: h("div", null, h("h1", null, "Compare"), picker, note("This view has no comparison of these two configurations.")) };
+      return {
+        title: "Compare",
+        node: h(
+          "div",
+          null,
+          h("h1", null, "Compare"),
+          picker,
+          note("This view has no comparison of these two configurations."),
+        ),
+      };
     }
     const view = comparisonView(await ctx.need(`compare/${base}/${candidate}`), index);
-    const node = h("div", null,
+    const node = h(
+      "div",
+      null,
       h("h1", null, `${view.candidateName} against ${view.baseName}`),
       picker,
       view.problems.map((problem) => h("p", { class: "warning" }, problem)),
@@ -1353,62 +2003,145 @@
       metricsSection(view),
       mcnemarSection(view),
       compareTrajectories(ctx, view),
-      compareTasks(view));
+      compareTasks(view),
+    );
     return { title: "Compare", node };
   }
 
   function comparePicker(index, base, candidate) {
-    const choose = (id, current) => h("select", { id },
-      index.configurations.map((c) => h("option", { value: c.key, selected: c.key === current }, c.name)));
+    const choose = (id, current) =>
+      h(
+        "select",
+        { id },
+        index.configurations.map((c) => h("option", { value: c.key, selected: c.key === current }, c.name)),
+      );
     const baseSelect = choose("compare-base", base);
     const candidateSelect = choose("compare-candidate", candidate);
-    const go = () => { location.hash = route(["compare", baseSelect.value, candidateSelect.value]); };
+    const go = () => {
+      location.hash = route(["compare", baseSelect.value, candidateSelect.value]);
+    };
     baseSelect.addEventListener("change", go);
     candidateSelect.addEventListener("change", go);
-    return h("div", { class: "compare-pick filters" },
+    return h(
+      "div",
+      { class: "compare-pick filters" },
       h("label", null, "base", baseSelect),
       h("label", null, "candidate", candidateSelect),
-      h("button", { type: "button", onclick: () => { location.hash = route(["compare", candidateSelect.value, baseSelect.value]); } }, "swap"));
+      h(
+        "button",
+        {
+          type: "button",
+          onclick: () => {
+            location.hash = route(["compare", candidateSelect.value, baseSelect.value]);
+          },
+        },
+        "swap",
+      ),
+    );
   }
 
   const KIND_FORMATS = {
     rate: { value: fmtPct, difference: fmtPts },
     ratio: { value: fmtNumber, difference: (x) => (isNum(x) ? `×${x.toFixed(3)}` : "–") },
-    number: { value: fmtNumber, difference: (x) => (isNum(x) ? `${x >= 0 ? "+" : ""}${fmtNumber(x)}` : "–") },
+    number: { value: fmtNumber, difference: fmtSigned },
   };
 
   function metricsSection(view) {
     const rows = view.metrics.map((m) => {
       const fmt = KIND_FORMATS[m.kind] || KIND_FORMATS.number;
-      return h("tr", null, td(String(m.metric), "wrap"), td(fmt.value(m.base), "num"), td(fmt.value(m.candidate), "num"),
-        td(fmt.difference(m.difference), "num"), td(h("span", { class: "interval" }, fmtInterval(m.ci, fmt.difference)), "num"),
-        td(fmtP(m.p), "num"), td(fmtCount(m.tasks), "num"), td(m.note ? String(m.note) : "", "wrap"));
+      return h(
+        "tr",
+        null,
+        td(String(m.metric), "wrap"),
+        td(fmt.value(m.base), "num"),
+        td(fmt.value(m.candidate), "num"),
+        td(fmt.difference(m.difference), "num"),
+        td(h("span", { class: "interval" }, fmtInterval(m.ci, fmt.difference)), "num"),
+        td(fmtP(m.p), "num"),
+        td(fmtCount(m.tasks), "num"),
+        td(m.note ? String(m.note) : "", "wrap"),
+      );
     });
-    return section("Paired metrics", table(["metric", h("th", { class: "num" }, "base"), h("th", { class: "num" }, "candidate"),
-      h("th", { class: "num" }, "difference"), h("th", { class: "num" }, "interval"), h("th", { class: "num" }, "sign p"),
-      h("th", { class: "num" }, "tasks"), "note"], rows),
-    note("Rates: the mean per-task difference, candidate − base; tokens, cost and time: the ratio candidate / base. Bootstrap intervals over tasks; p from the exact sign test."));
+    return section(
+      "Paired metrics",
+      table(
+        [
+          "metric",
+          h("th", { class: "num" }, "base"),
+          h("th", { class: "num" }, "candidate"),
+          h("th", { class: "num" }, "difference"),
+          h("th", { class: "num" }, "interval"),
+          h("th", { class: "num" }, "sign p"),
+          h("th", { class: "num" }, "tasks"),
+          "note",
+        ],
+        rows,
+      ),
+      note(
+        "Rates: the mean per-task difference, candidate − base; tokens, cost and time: the ratio candidate / base. Bootstrap intervals over tasks; p from the exact sign test.",
+      ),
+    );
   }
 
   function mcnemarSection(view) {
     const outcomes = Object.keys(view.mcnemar);
     if (!outcomes.length) return null;
-    return section("Trials paired", h("div", { class: "grid" }, outcomes.map((outcome) => mcnemarTable(view, outcome))),
-      note("Each trial of the base paired with the candidate's trial of the same task and repeat; McNemar's exact test on the two discordant cells. Each count lists its trials."));
+    return section(
+      "Trials paired",
+      h(
+        "div",
+        { class: "grid" },
+        outcomes.map((outcome) => mcnemarTable(view, outcome)),
+      ),
+      note(
+        "Each trial of the base paired with the candidate's trial of the same task and repeat; McNemar's exact test on the two discordant cells. Each count lists its trials.",
+      ),
+    );
   }
 
   function mcnemarTable(view, outcome) {
     const { cells, p } = view.mcnemar[outcome];
-    const cell = (name) => h("td", { class: "cell" },
-      h("a", { href: route(["compare", view.base, view.candidate, "cell", name], { outcome }), id: `mcnemar-${outcome}-${name}` },
-        fmtCount(((cells || {})[name] || []).length)));
-    return h("div", null,
+    const cell = (name) =>
+      h(
+        "td",
+        { class: "cell" },
+        h(
+          "a",
+          {
+            href: route(["compare", view.base, view.candidate, "cell", name], { outcome }),
+            id: `mcnemar-${outcome}-${name}`,
+          },
+          fmtCount(((cells || {})[name] || []).length),
+        ),
+      );
+    return h(
+      "div",
+      null,
       h("h3", null, `${outcome.replace(/_/g, " ")}: McNemar p = ${fmtP(p)}`),
-      tableBox(h("table", { class: "mcnemar" },
-        h("thead", null, h("tr", null, h("th", null, ""), h("th", null, `${view.candidateName} exact`), h("th", null, `${view.candidateName} not`))),
-        h("tbody", null,
-          h("tr", null, h("th", null, `${view.baseName} exact`), cell("both"), cell("base_only")),
-          h("tr", null, h("th", null, `${view.baseName} not`), cell("candidate_only"), cell("neither"))))));
+      tableBox(
+        h(
+          "table",
+          { class: "mcnemar" },
+          h(
+            "thead",
+            null,
+            h(
+              "tr",
+              null,
+              h("th", null, ""),
+              h("th", null, `${view.candidateName} exact`),
+              h("th", null, `${view.candidateName} not`),
+            ),
+          ),
+          h(
+            "tbody",
+            null,
+            h("tr", null, h("th", null, `${view.baseName} exact`), cell("both"), cell("base_only")),
+            h("tr", null, h("th", null, `${view.baseName} not`), cell("candidate_only"), cell("neither")),
+          ),
+        ),
+      ),
+    );
   }
 
   function compareTrajectories(ctx, view) {
@@ -1436,15 +2169,33 @@
       });
     });
     const differences = Object.entries(t.differences || {}).filter(([, d]) => d && isNum(d.mean_difference));
-    return section("Trajectories side by side",
-      h("div", { class: "grid-2" },
-        table(["figure", h("th", { class: "num" }, view.baseName), h("th", { class: "num" }, view.candidateName)],
-          labels.map((label) => h("tr", null, td(`${label}${isShare(label) ? "" : " per trial"}`, "wrap"),
-            td(shown(baseRows.get(label)), "num"), td(shown(candidateRows.get(label)), "num")))),
-        h("div", { class: "card" }, chart.box)),
+    return section(
+      "Trajectories side by side",
+      h(
+        "div",
+        { class: "grid-2" },
+        table(
+          ["figure", h("th", { class: "num" }, view.baseName), h("th", { class: "num" }, view.candidateName)],
+          labels.map((label) =>
+            h(
+              "tr",
+              null,
+              td(`${label}${isShare(label) ? "" : " per trial"}`, "wrap"),
+              td(shown(baseRows.get(label)), "num"),
+              td(shown(candidateRows.get(label)), "num"),
+            ),
+          ),
+        ),
+        h("div", { class: "card" }, chart.box),
+      ),
       differences.length
-        ? note(`Paired per task, candidate − base: ${differences.map(([name, d]) => `${name} ${d.mean_difference >= 0 ? "+" : ""}${fmtNumber(d.mean_difference)} (${fmtCount(d.tasks)} tasks)`).join(", ")}.`)
-        : null);
+        ? note(
+            `Paired per task, candidate − base: ${differences
+              .map(([name, d]) => `${name} ${fmtSigned(d.mean_difference)} (${fmtCount(d.tasks)} tasks)`)
+              .join(", ")}.`,
+          )
+        : null,
+    );
   }
 
   function compareTasks(view) {
@@ -1454,19 +2205,64 @@
     let shown = PAGE_ROWS;
     const draw = () => {
       const list = (changedOnly ? all.filter((t) => t.base !== t.candidate) : all)
-        .slice().sort((a, b) => (a.difference ?? 0) - (b.difference ?? 0));
-      fill(body,
-        note(`${fmtCount(Math.min(shown, list.length))} of ${fmtCount(list.length)} tasks, largest loss first`),
-        table(["task", view.baseName, view.candidateName, h("th", { class: "num" }, "first exact"), h("th", { class: "num" }, "tokens")],
-          list.slice(0, shown).map((t) => h("tr", null,
-            td(h("a", { href: route(["task", t.id]) }, t.id), "id"),
-            td(h("span", { class: "outcomes" }, [...String(t.base || "")].map(outcomeBadge))),
-            td(h("span", { class: "outcomes" }, [...String(t.candidate || "")].map(outcomeBadge))),
-            td(fmtPts(t.difference), "num"),
-            td(isNum(t.ratio) ? `×${t.ratio.toFixed(2)}` : "–", "num")))),
-        list.length > shown ? h("div", { class: "pager" }, h("button", { type: "button", onclick: () => { shown += PAGE_ROWS; draw(); } }, `show ${PAGE_ROWS} more`)) : null);
+        .slice()
+        .sort((a, b) => (a.difference ?? 0) - (b.difference ?? 0));
+      fill(
+        body,
+        note(
+          `${fmtCount(Math.min(shown, list.length))} of ${fmtCount(list.length)} tasks, largest loss first`,
+        ),
+        table(
+          [
+            "task",
+            view.baseName,
+            view.candidateName,
+            h("th", { class: "num" }, "first exact"),
+            h("th", { class: "num" }, "tokens"),
+          ],
+          list
+            .slice(0, shown)
+            .map((t) =>
+              h(
+                "tr",
+                null,
+                td(h("a", { href: route(["task", t.id]) }, t.id), "id"),
+                td(h("span", { class: "outcomes" }, [...String(t.base || "")].map(outcomeBadge))),
+                td(h("span", { class: "outcomes" }, [...String(t.candidate || "")].map(outcomeBadge))),
+                td(fmtPts(t.difference), "num"),
+                td(isNum(t.ratio) ? `×${t.ratio.toFixed(2)}` : "–", "num"),
+              ),
+            ),
+        ),
+        list.length > shown
+          ? h(
+              "div",
+              { class: "pager" },
+              h(
+                "button",
+                {
+                  type: "button",
+                  onclick: () => {
+                    shown += PAGE_ROWS;
+                    draw();
+                  },
+                },
+                `show ${PAGE_ROWS} more`,
+              ),
+            )
+          : null,
+      );
     };
-    const toggle = h("input", { type: "checkbox", id: "compare-changed", checked: changedOnly, onchange: () => { changedOnly = toggle.checked; shown = PAGE_ROWS; draw(); } });
+    const toggle = h("input", {
+      type: "checkbox",
+      id: "compare-changed",
+      checked: changedOnly,
+      onchange: () => {
+        changedOnly = toggle.checked;
+        shown = PAGE_ROWS;
+        draw();
+      },
+    });
     draw();
     return section("Per task", h("label", null, toggle, " only tasks whose outcomes differ"), body);
   }
@@ -1478,7 +2274,10 @@
       return { title: "Not found", node: errorNode(new Error("no such comparison cell in this view")) };
     }
     const [data, baseCols, candidateCols] = await Promise.all([
-      ctx.need(`compare/${base}/${candidate}`), ctx.need(`trials/${base}`), ctx.need(`trials/${candidate}`)]);
+      ctx.need(`compare/${base}/${candidate}`),
+      ctx.need(`trials/${base}`),
+      ctx.need(`trials/${candidate}`),
+    ]);
     const view = comparisonView(data, index);
     const outcome = ctx.route.query.get("outcome") || Object.keys(view.mcnemar)[0] || "first_exact";
     const pairs = ((view.mcnemar[outcome] || {}).cells || {})[cell] || [];
@@ -1487,22 +2286,58 @@
     let shown = PAGE_ROWS;
     const letter = (cols, t) => String(cols.outcome || "")[t] || "S";
     const draw = () => {
-      fill(body,
+      fill(
+        body,
         note(`${fmtCount(Math.min(shown, pairs.length))} of ${fmtCount(pairs.length)} trial pairs`),
-        table(["task", "repeat", view.baseName, view.candidateName],
-          pairs.slice(0, shown).map(([i, j]) => h("tr", null,
-            td(h("a", { href: route(["task", baseCols.task[i]]) }, baseCols.task[i]), "id"),
-            td(`${baseCols.repeat ? baseCols.repeat[i] : "?"} / ${candidateCols.repeat ? candidateCols.repeat[j] : "?"}`),
-            td(outcomeLink(base, i, letter(baseCols, i), view.baseName)),
-            td(outcomeLink(candidate, j, letter(candidateCols, j), view.candidateName))))),
-        pairs.length > shown ? h("div", { class: "pager" }, h("button", { type: "button", onclick: () => { shown += PAGE_ROWS; draw(); } }, `show ${PAGE_ROWS} more`)) : null);
+        table(
+          ["task", "repeat", view.baseName, view.candidateName],
+          pairs
+            .slice(0, shown)
+            .map(([i, j]) =>
+              h(
+                "tr",
+                null,
+                td(h("a", { href: route(["task", baseCols.task[i]]) }, baseCols.task[i]), "id"),
+                td(
+                  `${baseCols.repeat ? baseCols.repeat[i] : "?"} / ${candidateCols.repeat ? candidateCols.repeat[j] : "?"}`,
+                ),
+                td(outcomeLink(base, i, letter(baseCols, i), view.baseName)),
+                td(outcomeLink(candidate, j, letter(candidateCols, j), view.candidateName)),
+              ),
+            ),
+        ),
+        pairs.length > shown
+          ? h(
+              "div",
+              { class: "pager" },
+              h(
+                "button",
+                {
+                  type: "button",
+                  onclick: () => {
+                    shown += PAGE_ROWS;
+                    draw();
+                  },
+                },
+                `show ${PAGE_ROWS} more`,
+              ),
+            )
+          : null,
+      );
     };
     draw();
-    const node = h("div", null,
+    const node = h(
+      "div",
+      null,
       h("p", null, h("a", { href: route(["compare", base, candidate]) }, "← the comparison")),
-      h("h1", null, `${MCNEMAR_CELLS[cell]} (${outcome.replace(/_/g, " ")}): ${view.baseName} and ${view.candidateName}`),
+      h(
+        "h1",
+        null,
+        `${MCNEMAR_CELLS[cell]} (${outcome.replace(/_/g, " ")}): ${view.baseName} and ${view.candidateName}`,
+      ),
       note("Each row pairs a trial of the base with the candidate's trial of the same task and repeat."),
-      body);
+      body,
+    );
     return { title: MCNEMAR_CELLS[cell], node };
   }
 
@@ -1524,7 +2359,10 @@
   }
 
   function typingIn(target) {
-    return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
+    return (
+      target instanceof HTMLElement &&
+      (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName))
+    );
   }
 
   /** j / k: on a trial page the neighbouring trial; elsewhere move between the page's trial links. */
@@ -1538,7 +2376,8 @@
     const links = [...main.querySelectorAll("a.trial-link")];
     if (!links.length) return;
     const here = links.indexOf(document.activeElement);
-    const next = here < 0 ? (step > 0 ? 0 : links.length - 1) : Math.min(Math.max(here + step, 0), links.length - 1);
+    const next =
+      here < 0 ? (step > 0 ? 0 : links.length - 1) : Math.min(Math.max(here + step, 0), links.length - 1);
     links[next].focus();
     links[next].scrollIntoView({ block: "nearest" });
   }
@@ -1637,11 +2476,18 @@
     document.addEventListener("keydown", onKey);
     document.getElementById("help-button").addEventListener("click", openHelp);
     document.getElementById("help-close").addEventListener("click", closeHelp);
-    help.addEventListener("click", (event) => { if (event.target === help) closeHelp(); });
-    window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => render({ keep: true }));
-    load("index").then((index) => {
-      document.getElementById("nav-compare").hidden = !(index.pairs || []).length;
-    }, () => {});
+    help.addEventListener("click", (event) => {
+      if (event.target === help) closeHelp();
+    });
+    window
+      .matchMedia("(prefers-color-scheme: dark)")
+      .addEventListener("change", () => render({ keep: true }));
+    load("index").then(
+      (index) => {
+        document.getElementById("nav-compare").hidden = !(index.pairs || []).length;
+      },
+      () => {},
+    );
     if (MODE === "server") poll();
     else setStatus(MODE === "bundle" ? "static bundle" : "report");
     render();
