@@ -356,6 +356,12 @@ def test_overview_to_a_task_to_a_failed_trial_and_through_its_steps(
     rendered(page, lambda: press(page, "k"))
     assert route(page) == trial
 
+    rendered(page, page.back)  # the back button: each page has its own history entry
+    assert route(page) != trial and route(page).startswith("trial/")
+    rendered(page, page.back)
+    rendered(page, page.back)
+    assert route(page).startswith("task/")
+
 
 def test_search_and_filters_narrow_the_task_table(
     page: WebDriver, server: str, tmp_path: Path
