@@ -1393,14 +1393,13 @@
         const cell = task.cells[c.key];
         return td(
           cell
-            ? h(
-                "span",
-                null,
-                outcomeLinks(c.key, cell, task.id),
+            ? [
+                h("span", { class: "muted rate" }, fmtPct(cell.first_exact)),
                 " ",
-                h("span", { class: "muted" }, fmtPct(cell.first_exact)),
-              )
+                outcomeLinks(c.key, cell, task.id),
+              ]
             : "–",
+          "outcome-cell",
         );
       }),
       td(task.changed ? "changed" : ""),
