@@ -332,6 +332,8 @@ def test_overview_to_a_task_to_a_failed_trial_and_through_its_steps(
     assert trial.startswith("trial/")
     assert find(page, "h1 .o-F").text == "F"
     assert "::" in find(page, ".copy-row code").text  # the node id to paste
+    find(page, ".copy-row button").click()  # copied, or selected where no clipboard is allowed
+    until(page, lambda d: find(d, ".copy-row .copied").text != "")
     check(page, tmp_path, "trial")
 
     title = find(page, "#step-title")
