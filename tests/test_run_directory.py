@@ -298,3 +298,40 @@ def test_resume_alone_continues_with_the_recorded_settings(
     refused = pytester.runpytest_subprocess("--agentbench-resume=run", "--model=other")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["*model: recorded 'm1', now 'other'"])
+
+
+RECORDS = st.lists(
+    st.fixed_dictionaries(
+        {"task": st.text(max_size=5), "repeat": st.integers(0, 3)},
+        optional={"note": st.text(max_size=8), "tokens": st.none() | st.integers()},
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(records=RECORDS, blanks=st.lists(st.integers(0, 30), max_size=4))
+def test_observations_read_in_batches_are_those_of_each_line(
+    records: list[dict], blanks: list[int], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Lines are parsed a batch at a time (store.BATCH); the records are each line's, in order."""
+    import pytest_agentbench.run.store as store
+
+    lines = [json.dumps(record) for record in records]
+    for at in sorted(blanks, reverse=True):
+        lines.insert(min(at, len(lines)), "  ")
+    path = tmp_path_factory.mktemp("batches") / "observations.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    original, store.BATCH = store.BATCH, 4
+    try:
+        assert read_observations(path) == (records, None)
+    finally:
+        store.BATCH = original
+
+
+def test_a_line_holding_two_records_is_named_as_damaged(tmp_path: Path) -> None:
+    one = json.dumps({"task": "a", "repeat": 0})
+    path = tmp_path / "observations.jsonl"
+    path.write_text(f"{one}\n{one}, {one}\n{one}\n")
+    with pytest.raises(ValueError, match=r"observations.jsonl:2: not a JSON line"):
+        read_observations(path)

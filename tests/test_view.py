@@ -24,11 +24,16 @@ from tiny_tasks import make_tasks
 from pytest_agentbench.view.page import script_json
 from pytest_agentbench.view.payloads import outcome_letter
 from pytest_agentbench.view.server import ViewServer
+from pytest_agentbench.view.snapshot import take_apart
 from pytest_agentbench.view.viewer import NotFound, Viewer
 
 MOCK = ["-p", "no:randomly", "-p", "no:cacheprovider", "--agent=mock", "--sandbox=tmp"]
 SCRIPT = Path(sys.executable).parent / "agentbench"
 EXAMPLE = Path(__file__).parent.parent / "docs" / "examples"
+
+
+def payload(viewer: Viewer, name: str) -> Any:
+    return json.loads(viewer.text(name))
 
 
 def _observations(run: Path) -> list[dict[str, Any]]:
@@ -51,12 +56,12 @@ def run(pytester: pytest.Pytester) -> Path:
 
 def test_the_payloads_say_what_the_run_directory_holds(run: Path) -> None:
     viewer = Viewer([run])
-    index = viewer.payload("index")
+    index = payload(viewer, "index")
     (configuration,) = index["configurations"]
     recorded = _observations(run)
     assert configuration["trials"] == len(recorded) == 12
     assert configuration["summary"]["trials"] == 12 and index["live"] is False
-    columns = viewer.payload("trials/c0")
+    columns = payload(viewer, "trials/c0")
     assert len(columns["task"]) == 12 and len(columns["outcome"]) == 12
     by_slot = {(o["task"], o["repeat"]): outcome_letter(o) for o in recorded}
     for row in index["tasks"]:
@@ -66,7 +71,7 @@ def test_the_payloads_say_what_the_run_directory_holds(run: Path) -> None:
         assert {task for task, _ in shown} == {row["id"]}
         assert cell["outcomes"] == "".join(by_slot[slot] for slot in shown)
     failed = columns["outcome"].index("F")
-    trial = viewer.payload(f"trial/c0/{failed}")
+    trial = payload(viewer, f"trial/c0/{failed}")
     assert trial["task"] == columns["task"][failed] and trial["outcome"] == "F"
     assert trial["prompt"] and trial["steps"] and trial["steps"][0]["source"] == "user"
     assert "Not exact" in trial["failure"] or "differ" in trial["failure"], trial["failure"]
@@ -78,15 +83,15 @@ def test_the_payloads_say_what_the_run_directory_holds(run: Path) -> None:
     assert trial["rerun"].startswith(f"pytest {trial['nodeid']} --agent=mock")
     assert {a["name"] for a in trial["artifacts"]} >= {"failure.txt", "trajectory.json"}
     with pytest.raises(NotFound):
-        viewer.payload("trial/c0/12")
+        payload(viewer, "trial/c0/12")
     with pytest.raises(NotFound):
-        viewer.payload("compare/c0/c0")
+        payload(viewer, "compare/c0/c0")
 
 
 def test_a_trials_node_id_from_the_viewer_reruns_that_trial(
     pytester: pytest.Pytester, run: Path
 ) -> None:
-    trial = Viewer([run]).payload("trial/c0/5")
+    trial = payload(Viewer([run]), "trial/c0/5")
     again = pytester.runpytest_subprocess(*MOCK, "--tasks=tiny-tasks", trial["nodeid"], "-v")
     again.stdout.fnmatch_lines([f"*{trial['nodeid']}*"])
     assert sum(again.parseoutcomes().get(k, 0) for k in ("passed", "failed")) == 1
@@ -107,13 +112,13 @@ def test_the_compare_payload_lists_the_trials_behind_each_mcnemar_cell(
         "--agentbench-dir=run",
     )
     viewer = Viewer([pytester.path / "run"])
-    index = viewer.payload("index")
+    index = payload(viewer, "index")
     keys = {c["name"]: c["key"] for c in index["configurations"]}
     vanilla, core = keys["vanilla"], keys["core"]
     assert [vanilla, core] in index["pairs"]
-    compared = viewer.payload(f"compare/{vanilla}/{core}")
+    compared = payload(viewer, f"compare/{vanilla}/{core}")
     assert compared["problems"] == [] and compared["comparison"]["suite"]["first_exact"]["pairs"]
-    base, candidate = viewer.payload(f"trials/{vanilla}"), viewer.payload(f"trials/{core}")
+    base, candidate = payload(viewer, f"trials/{vanilla}"), payload(viewer, f"trials/{core}")
     paired = next(p for p in index["arms"]["paired"] if p["arm"] == "core")
     for outcome in ("first_exact", "final_exact"):
         cells = compared["mcnemar"][outcome]["cells"]
@@ -141,7 +146,7 @@ def test_the_compare_payload_lists_the_trials_behind_each_mcnemar_cell(
 
 @pytest.fixture
 def served(run: Path) -> Iterator[ViewServer]:
-    server = ViewServer(Viewer([run]))
+    server = ViewServer(Viewer([run], take_apart))  # as the command serves: snapshots in a child
     server.start()
     try:
         yield server
@@ -199,8 +204,8 @@ def test_a_run_being_written_shows_in_the_next_payload(
         *MOCK, "--tasks=tiny-tasks", "--repeats=5", "--agentbench-dir=more"
     )
     viewer = Viewer([run])
-    before = viewer.payload("version")["version"]
-    assert viewer.payload("index")["configurations"][0]["trials"] == 12
+    before = payload(viewer, "version")["version"]
+    assert payload(viewer, "index")["configurations"][0]["trials"] == 12
     lines = (pytester.path / "more" / "observations.jsonl").read_text().splitlines()
     more = [json.loads(line) for line in lines]
     with open(run / "observations.jsonl", "a") as handle:
@@ -208,8 +213,8 @@ def test_a_run_being_written_shows_in_the_next_payload(
             if observation["repeat"] >= 3:
                 handle.write(json.dumps(observation) + "\n")
     time.sleep(1.1)  # the viewer looks at the files again at most once a second
-    assert viewer.payload("version")["version"] != before
-    assert viewer.payload("index")["configurations"][0]["trials"] == 20
+    assert payload(viewer, "version")["version"] != before
+    assert payload(viewer, "index")["configurations"][0]["trials"] == 20
 
 
 HOSTILE = "<img src=x onerror=alert(1)></script><!--"

@@ -34,30 +34,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _sources(paths: list[Path]) -> list[Path]:
-    """The sources as given, each checked to be readable before anything is served."""
-    from pytest_agentbench.scoring.configurations import load_source
-
+    """The sources as given; one that does not exist is named before anything is read."""
     for path in paths:
         if not path.exists():
             raise ValueError(f"{path}: no such run directory or report")
-        load_source(path)  # a ValueError naming the file and the fix, before any page
     return paths
 
 
 def run(args: argparse.Namespace) -> int:
     from pytest_agentbench.view.viewer import Viewer
 
-    viewer = Viewer(_sources(args.sources))
+    sources = _sources(args.sources)
     if args.bundle is not None:
         from pytest_agentbench.view.bundle import write_bundle
 
-        written = write_bundle(viewer, args.bundle)
+        written = write_bundle(Viewer(sources), args.bundle)
         print(f"wrote the viewer with {written} payloads to {args.bundle}/")
         print(f"open {(args.bundle / 'index.html').resolve().as_uri()}")
         return 0
     from pytest_agentbench.view.server import ViewServer
+    from pytest_agentbench.view.snapshot import take_apart
 
-    viewer.payload("index")  # read and scored once before the address is given out
+    viewer = Viewer(sources, take_apart)
+    viewer.current()  # read and scored once before the address is given out
     server = ViewServer(viewer, args.port)
     print(f"agentbench view: serving {len(args.sources)} source(s) at {server.url}", flush=True)
     print("press Ctrl-C to stop", flush=True)

@@ -24,7 +24,7 @@ def write_bundle(viewer: Viewer, out: Path) -> int:
     for name in viewer.every_name():
         target = data / f"{name}.js"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(delivery(name, viewer.payload(name)), encoding="utf-8")
+        target.write_text(delivery(name, viewer.text(name)), encoding="utf-8")
         written += 1
     (out / "index.html").write_text(page("bundle"), encoding="utf-8")
     return written

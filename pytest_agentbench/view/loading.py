@@ -46,13 +46,17 @@ class Loaded:
         return [(a, b) for a in self.keys for b in self.keys if a != b]
 
     def trial_folder(self, observation: Observation) -> Path | None:
-        """The trial's folder of artifacts, when its run directory is at hand and has one."""
-        run_id = str(observation.get("trial_id") or "").partition("/")[0]
-        run_dir = self.run_dirs.get(run_id)
-        if run_dir is None:
-            return None
-        folder = trial_directory(run_dir, observation)
-        return folder if folder.is_dir() else None
+        return trial_folder(self.run_dirs, observation)
+
+
+def trial_folder(run_dirs: dict[str, Path], observation: Observation) -> Path | None:
+    """The trial's folder of artifacts, when its run directory is at hand and has one."""
+    run_id = str(observation.get("trial_id") or "").partition("/")[0]
+    run_dir = run_dirs.get(run_id)
+    if run_dir is None:
+        return None
+    folder = trial_directory(run_dir, observation)
+    return folder if folder.is_dir() else None
 
 
 def _run_dirs(paths: list[Path], reports: list[dict[str, Any]]) -> dict[str, Path]:

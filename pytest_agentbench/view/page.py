@@ -25,15 +25,21 @@ def asset(name: str) -> bytes:
     return resources.files("pytest_agentbench.view").joinpath("assets", name).read_bytes()
 
 
+def script_safe(json_text: str) -> str:
+    """JSON text made safe inside a <script> element: `<`, `>` and `&` occur only inside its
+    strings, where their escapes mean the same."""
+    return json_text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def script_json(data: Any) -> str:
-    """JSON that is safe inside a <script> element: no `<` can close it or open a comment."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    """DATA as JSON that is safe inside a <script> element."""
+    return script_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
 
 
-def delivery(name: str, data: Any) -> str:
-    """The script that hands one payload to the app (a bundle's data file, an inline block)."""
-    return f"agentbench.deliver({script_json(name)},{script_json(data)});\n"
+def delivery(name: str, json_text: str) -> str:
+    """The script that hands one payload (JSON text) to the app: a bundle's data file, an
+    inline block."""
+    return f"agentbench.deliver({script_json(name)},{script_safe(json_text)});\n"
 
 
 def _template() -> str:
@@ -74,7 +80,7 @@ def inline_payloads(viewer: Viewer) -> tuple[list[tuple[str, str]], int]:
         if name.startswith("trial/") and size > INLINE_TRIALS_BOUND:
             left_out += 1
             continue
-        script = delivery(name, viewer.payload(name))
+        script = delivery(name, viewer.text(name))
         if name.startswith("trial/"):
             size += len(script)
         kept.append((name, script))

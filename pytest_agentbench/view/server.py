@@ -6,7 +6,6 @@ address is refused, so a web page elsewhere cannot reach it through a rebound DN
 
 from __future__ import annotations
 
-import json
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -60,8 +59,7 @@ class _Handler(BaseHTTPRequestHandler):
                 name = path[len("/assets/") :]
                 self._send(HTTPStatus.OK, asset(name), TYPES[name[name.rfind(".") :]])
             elif path.startswith("/api/"):
-                data = self.server.viewer.payload(path[len("/api/") :])
-                body = json.dumps(data, ensure_ascii=False, allow_nan=False).encode()
+                body = self.server.viewer.text(path[len("/api/") :]).encode()
                 self._send(HTTPStatus.OK, body, "application/json")
             else:
                 self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain")

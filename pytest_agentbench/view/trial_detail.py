@@ -10,11 +10,11 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.tasks.observation import Observation
 from pytest_agentbench.trajectory.build import json_lines
 from pytest_agentbench.trajectory.raw import ARCHIVE, read_archive
 from pytest_agentbench.trajectory.summary import TRAJECTORY_FILE
 from pytest_agentbench.trial.artifacts import FAILURE_FILE
-from pytest_agentbench.view.loading import Loaded
 from pytest_agentbench.view.payloads import outcome_letter
 
 TEXT_LIMIT = 256 * 1024  # characters of one artifact shown; the file itself holds the rest
@@ -158,11 +158,11 @@ def rerun_command(nodeid: str | None, run: dict[str, Any]) -> str | None:
     return shlex.join(words)
 
 
-def trial(loaded: Loaded, key: str, index: int) -> dict[str, Any]:
-    """The trial page's payload; an IndexError for an index past the configuration's trials."""
-    report = loaded.report(key)
-    observation = report["observations"][index]
-    folder = loaded.trial_folder(observation)
+def trial(
+    key: str, index: int, observation: Observation, folder: Path | None, run: dict[str, Any]
+) -> dict[str, Any]:
+    """The trial page's payload: trial INDEX of configuration KEY, its folder of artifacts
+    (None: not at hand) and its configuration's run block."""
     steps, steps_cut, prompt = _steps(folder)
     nodeid = observation.get("nodeid")
     return {
@@ -172,7 +172,7 @@ def trial(loaded: Loaded, key: str, index: int) -> dict[str, Any]:
         "repeat": observation["repeat"],
         "arm": observation.get("arm"),
         "nodeid": nodeid,
-        "rerun": rerun_command(nodeid, report["run"]),
+        "rerun": rerun_command(nodeid, run),
         "outcome": outcome_letter(observation),
         "status": observation["status"],
         "prompt": prompt,
