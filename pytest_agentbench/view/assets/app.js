@@ -12,6 +12,7 @@
   const BUNDLE_TIMEOUT_MS = 20000;
   const POLL_MS = 2000;
   const PAGE_ROWS = 200;
+  const PROMPT_SHOWN = 400; // characters of a prompt the index carries per task
   const SCATTER_POINTS = 4000; // per configuration: more only slows the chart down
   const SERIES = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"];
   const LETTERS = {
@@ -1440,7 +1441,7 @@
             null,
             h("h2", null, "Prompt"),
             pre(task.prompt),
-            note("The prompt's start; a trial shows it whole."),
+            task.prompt.length >= PROMPT_SHOWN ? note("The prompt's start; a trial shows it whole.") : null,
           )
         : null,
       keys.map((key, i) =>
@@ -1461,9 +1462,11 @@
           "repeat",
           "status",
           h("th", { class: "num" }, "tokens"),
+          h("th", { class: "num" }, "cost"),
           h("th", { class: "num" }, "wall"),
           h("th", { class: "num" }, "requests"),
           h("th", { class: "num" }, "tool calls"),
+          h("th", { class: "num" }, "steps"),
         ],
         cell.trials.map((t, i) =>
           h(
@@ -1473,9 +1476,11 @@
             td(String(get("repeat", t) ?? i)),
             td(String(get("status", t) ?? "–")),
             td(fmtCount(get("tokens", t)), "num"),
+            td(fmtUsd(get("cost_usd", t)), "num"),
             td(fmtSecs(get("wall_s", t)), "num"),
             td(fmtCount(get("requests", t)), "num"),
             td(fmtCount(get("tool_calls", t)), "num"),
+            td(fmtCount(get("steps", t)), "num"),
           ),
         ),
       ),
