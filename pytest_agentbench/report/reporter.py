@@ -326,6 +326,8 @@ class AgentbenchReporter(TaskSets):
         if self.settings.json_path is not None:
             where.append(f"the JSON report {self.settings.json_path}")
             extra.append(f"JSON report: {self.settings.json_path}")
+        if run_dir:
+            extra.append(f"view the run: agentbench view {_shown_path(self.config, run_dir)}")
         extra += self.resume_lines()
         # pytest's closing lines follow: the counts, and the reason if the run stopped early.
         budget = None if self.details_asked() else SCREEN_LINES - len(extra) - 4
