@@ -347,6 +347,9 @@ def test_every_report_format_shows_quarantine_and_conflicts(tmp_path: Path) -> N
     write_report(report, tmp_path / "report.json")
     index = payloads_of(html_page(tmp_path / "report.json"))["index"]
     html = "\n".join(index["configurations"][0]["notes"])
+    assert index["configurations"][0]["evidence"] == [
+        {"class": "provider stops", "trials": 11, "causes": {"http 429": 11}}
+    ]
     markdown = render_markdown(report)
     for text in (markdown, html):
         assert "quarantined, not ranked: 11 of 52 trials were provider stops" in text

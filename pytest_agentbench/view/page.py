@@ -46,12 +46,18 @@ def _template() -> str:
     return resources.files("pytest_agentbench.view").joinpath("assets", "index.html").read_text()
 
 
+def mode_script(mode: str) -> str:
+    """The one inline script of a served or bundled page: how the app gets its payloads. The
+    server's Content-Security-Policy allows it by its hash."""
+    return f"window.AGENTBENCH_MODE={script_json(mode)};"
+
+
 def page(mode: str) -> str:
     """index.html for the server or a bundle: assets and payloads are fetched beside it."""
     if mode not in ("server", "bundle"):
         raise ValueError(mode)
-    mode_script = f"<script>window.AGENTBENCH_MODE={script_json(mode)};</script>"
-    return _template().replace(MODE_MARK, mode_script).replace(INLINE_MARK, "")
+    told = f"<script>{mode_script(mode)}</script>"
+    return _template().replace(MODE_MARK, told).replace(INLINE_MARK, "")
 
 
 def inline_page(payloads: Iterable[tuple[str, str]]) -> str:
@@ -66,8 +72,8 @@ def inline_page(payloads: Iterable[tuple[str, str]]) -> str:
         code = asset(name).decode().replace("</script", "<\\/script")
         text = text.replace(f'<script src="assets/{name}"></script>', f"<script>{code}</script>")
     data = "".join(f"<script>{script}</script>" for _name, script in payloads)
-    mode_script = f"<script>window.AGENTBENCH_MODE={script_json('inline')};</script>"
-    return text.replace(MODE_MARK, mode_script).replace(INLINE_MARK, data)
+    told = f"<script>{mode_script('inline')}</script>"
+    return text.replace(MODE_MARK, told).replace(INLINE_MARK, data)
 
 
 def inline_payloads(viewer: Viewer) -> tuple[list[tuple[str, str]], int]:

@@ -21,7 +21,7 @@ from pytest_agentbench.report.breakdowns import (
     integrity_notes,
     integrity_rows,
 )
-from pytest_agentbench.report.evidence import evidence_lines
+from pytest_agentbench.report.evidence import NOT_SCORED, evidence_lines
 from pytest_agentbench.report.metering import metering_lines
 from pytest_agentbench.report.trajectories import (
     TRAJECTORY_HEADERS,
@@ -52,19 +52,24 @@ def _table(headers: list[str], rows: list[list[str]]) -> dict[str, Any] | None:
 
 
 def _configuration(key: str, report: dict[str, Any]) -> dict[str, Any]:
-    run = report["run"]
+    run, summary = report["run"], report["summary"]
     head, rows = trajectory_lines(report.get("trajectories"))
     return {
         "key": key,
         "name": str(run.get("name") or run.get("agent")),
         "sources": run.get("sources") or [],
         "run": {k: v for k, v in run.items() if k not in RUN_FIELDS_LEFT_OUT},
-        "summary": report["summary"],
+        "summary": summary,
         "integrity": report.get("integrity"),
         "trajectories": report.get("trajectories"),
         "classes": report.get("classes") or [],
         "metering": report.get("metering"),
         "notes": evidence_lines(report),
+        "evidence": [  # the trials of each outcome class besides scored, with their causes
+            {"class": label, "trials": summary[key], "causes": summary.get(causes) or {}}
+            for label, key, causes in NOT_SCORED
+            if summary.get(key)
+        ],
         "metering_lines": metering_lines(report["metering"]) if report.get("metering") else [],
         "trajectory_lines": head + [line.strip() for line in rows],
         "simulated": sorted(simulated_figures(run)),

@@ -6,20 +6,24 @@ address is refused, so a web page elsewhere cannot reach it through a rebound DN
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from pytest_agentbench.view.page import ASSETS, asset, page
+from pytest_agentbench.view.page import ASSETS, asset, mode_script, page
 from pytest_agentbench.view.viewer import NotFound, Viewer
 
 HOST = "127.0.0.1"
 TYPES = {".js": "text/javascript", ".css": "text/css", ".md": "text/plain"}
+MODE_HASH = base64.b64encode(hashlib.sha256(mode_script("server").encode()).digest()).decode()
 POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    f"default-src 'none'; script-src 'self' 'sha256-{MODE_HASH}'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
 )
 
 

@@ -1903,8 +1903,7 @@
   }
 
   /**
-   * The comparison in one shape, whichever the payload has: the contract's own (metrics,
-   * mcnemar with counted cells, tasks) or the compare command's document under `comparison`
+   * The comparison as the page draws it: the compare command's document (under `comparison`)
    * with McNemar's trial pairs per outcome beside it.
    */
   function comparisonView(data, index) {
@@ -1930,18 +1929,6 @@
       const task = lookups(index).tasks.get(id);
       return task && task.cells[key] ? String(task.cells[key].outcomes || "") : "";
     };
-    if (Array.isArray(data.metrics)) {
-      view.metrics = data.metrics.map((m) => ({ ...m, p: m.p_sign, kind: metricKind(m.metric) }));
-      if (data.mcnemar && data.mcnemar.cells) {
-        const cells = Object.fromEntries(
-          Object.entries(data.mcnemar.cells).map(([name, cell]) => [name, cell.trials || []]),
-        );
-        view.mcnemar[data.mcnemar.outcome || "first_exact"] = { cells, p: data.mcnemar.p };
-      }
-      view.tasks = (data.tasks || []).map((t) => ({ ...t, ratio: null }));
-      if (data.trajectories) Object.assign(view.trajectories, data.trajectories);
-      return view;
-    }
     const doc = data.comparison || {};
     const baseSummary = (configs.get(base) || {}).summary || {};
     const candidateSummary = (configs.get(candidate) || {}).summary || {};
