@@ -10,9 +10,10 @@ runs as a user starts it, on a free port.
 Figures:
 - start: from starting the command until it prints its URL (read, scored, index built);
 - overview: the index payload fetched and parsed, as the page does first (server warm);
-- overview in a browser: from navigation until the overview page has drawn its figures
-  (headless Chromium driven by Selenium; skipped, and said so, where there is none);
 - trial page: a trial's payload fetched and parsed, for trials never asked for before;
+- in a browser (headless Chromium driven by Selenium, from Debian's chromium-driver), until
+  the page has drawn: the overview loaded afresh; a trial's page reached from inside the app
+  (a click, j/k); a trial's address loaded afresh (the app, the index, then the trial);
 - memory: the server's peak resident set (VmHWM) after all of the above.
 
 Targets: overview interactive in under 2 s, a trial page in under 300 ms, the server's
@@ -94,34 +95,55 @@ def _fetch(url: str) -> tuple[float, Any]:
     return time.perf_counter() - start, data
 
 
-def browser_overview_s(url: str, samples: int) -> list[float] | None:
-    """Seconds from navigation until the overview has drawn (the app marks <body
-    data-page="overview" data-ready="1">); None without Chromium and its driver."""
+def _until_drawn(driver: Any, route: str) -> None:
+    """Wait until the app has drawn ROUTE whole (main's data-route, body's data-ready)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 30, poll_frequency=0.005).until(  # the default polls every 0.5 s
+        lambda d: d.execute_script(
+            "const main = document.getElementById('main');"
+            "return main.dataset.route === arguments[0] && document.body.dataset.ready === '1'",
+            route,
+        )
+    )
+
+
+def in_browser_s(
+    url: str, samples: int, trials: list[int]
+) -> tuple[list[float], list[float], list[float]]:
+    """Seconds in headless Chromium until a page has drawn: the overview and a trial's page
+    loaded afresh (the app starts, reads the index, then what the page needs), and a trial's
+    page reached from inside the app (as a click or j/k does)."""
     chromedriver = shutil.which("chromedriver")
     if chromedriver is None:
-        return None
+        raise RuntimeError("no chromedriver: apt-get install chromium chromium-driver")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.support.ui import WebDriverWait
 
     options = webdriver.ChromeOptions()
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+
+    def fresh(route: str) -> float:
+        driver.get("about:blank")
+        start = time.perf_counter()
+        driver.get(f"{url}#/{route}")
+        _until_drawn(driver, route)
+        return time.perf_counter() - start
+
+    def within(route: str) -> float:
+        start = time.perf_counter()
+        driver.execute_script("location.hash = arguments[0]", f"#/{route}")
+        _until_drawn(driver, route)
+        return time.perf_counter() - start
+
     try:
-        times = []
-        for _ in range(samples):
-            driver.get("about:blank")
-            start = time.perf_counter()
-            driver.get(url + "#/")
-            WebDriverWait(driver, 30).until(
-                lambda d: d.execute_script(
-                    "return document.body.dataset.page === 'overview' && "
-                    "document.body.dataset.ready === '1'"
-                )
-            )
-            times.append(time.perf_counter() - start)
-        return times
+        overview = [fresh("") for _ in range(samples)]
+        half = len(trials) // 2
+        loaded = [fresh(f"trial/c0/{pick}") for pick in trials[:half]]
+        reached = [within(f"trial/c0/{pick}") for pick in trials[half:]]
+        return overview, loaded, reached
     finally:
         driver.quit()
 
@@ -143,9 +165,9 @@ def run(ctx: Context) -> list[dict[str, Any]]:
 
 def _measure(
     ctx: Context, server: subprocess.Popen[str], start: float, trials: int, tasks: int
-) -> tuple[float, list[float], list[float], list[float] | None, float]:
+) -> tuple[float, list[float], list[float], tuple[list[float], list[float], list[float]], float]:
     """What the started server does: (start s, overview payload s, trial payload s, browser
-    overview s or None, the server's peak RSS MB)."""
+    overview and trial page s, the server's peak RSS MB)."""
     try:
         assert server.stdout is not None
         line = server.stdout.readline()
@@ -167,7 +189,8 @@ def _measure(
             seconds, trial = _fetch(url + f"api/trial/c0/{pick}")
             assert trial["task"] == columns["task"][pick] and trial["steps"]
             trial_s.append(seconds)
-        in_browser = browser_overview_s(url, ctx.runs(3, 1))
+        unseen = random.Random(1).sample(sorted(set(range(trials)) - set(picks)), 20)
+        in_browser = in_browser_s(url, ctx.runs(3, 1), unseen)
         peak = _peak_mb(server.pid)
     finally:
         server.terminate()
@@ -181,7 +204,7 @@ def _checks(
     started: float,
     overview: list[float],
     trial_s: list[float],
-    in_browser: list[float] | None,
+    in_browser: tuple[list[float], list[float], list[float]],
     peak: float,
     tree_peak: float,
 ) -> list[dict[str, Any]]:
@@ -231,17 +254,35 @@ def _checks(
             trials=trials,
         ),
     ]
-    if in_browser is not None:
-        checks.append(
-            check(
-                f"viewer overview in a browser, {size}",
-                unit="s",
-                value=in_browser,
-                target=Target("value", "<", 2.0),
-                note="headless Chromium: navigation until the overview has drawn",
-                trials=trials,
-            )
-        )
+    overview_drawn, trial_loaded, trial_reached = in_browser
+    checks += [
+        check(
+            f"viewer overview in a browser, {size}",
+            unit="s",
+            value=overview_drawn,
+            target=Target("value", "<", 2.0),
+            note="headless Chromium: loading the page until the overview has drawn",
+            trials=trials,
+        ),
+        check(
+            f"viewer trial page in a browser, {size}",
+            unit="s",
+            value=trial_reached,
+            target=Target("value", "<", 0.3),
+            note="headless Chromium: from the app's own navigation to a trial never opened "
+            "before until its page has drawn",
+            trials=trials,
+        ),
+        check(
+            f"viewer trial page loaded afresh in a browser, {size}",
+            unit="s",
+            value=trial_loaded,
+            target=Target("value", "<", 2.0),
+            note="headless Chromium: a trial's address opened in a new page, the app, the "
+            "index and the trial loaded, until it has drawn",
+            trials=trials,
+        ),
+    ]
     return checks
 
 

@@ -47,6 +47,9 @@ class ViewServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ViewServer
     protocol_version = "HTTP/1.1"
+    # Headers and body leave in two writes; with Nagle's algorithm on a kept-alive connection
+    # the second waits for the browser's delayed ACK, some 40 ms a request.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the URL, not every request."""
