@@ -12,7 +12,7 @@
   const BUNDLE_TIMEOUT_MS = 20000;
   const POLL_MS = 2000;
   const PAGE_ROWS = 200;
-  const PROMPT_SHOWN = 400; // characters of a prompt the index carries per task
+  const PROMPT_PREVIEW = 1200; // characters of a prompt the index carries per task (payloads.py)
   const SCATTER_POINTS = 4000; // per configuration: more only slows the chart down
   const SERIES = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"];
   const LETTERS = {
@@ -21,18 +21,6 @@
     F: "not exact",
     S: "not scored",
   };
-  const RATES = new Set([
-    "first_exact",
-    "final_exact",
-    "eof_normalized",
-    "final_eof_normalized",
-    "quality",
-    "coverage",
-    "score",
-    "pass_at_k",
-    "pass_hat_k",
-    "flip_rate",
-  ]);
   const MCNEMAR_CELLS = {
     both: "both exact",
     base_only: "base only",
@@ -325,44 +313,36 @@
     return derived.get(index);
   }
 
-  function configName(index, key) {
-    const config = lookups(index).configs.get(key);
-    return config ? config.name : key;
-  }
-
   function outcomeLink(key, trialIndex, letter, title) {
-    const safe = LETTERS[letter] ? letter : "S";
     return h(
       "a",
       {
-        class: `o o-${safe} trial-link`,
+        class: `o o-${letter} trial-link`,
         href: trialLink(key, trialIndex),
-        title: `${title ? `${title}: ` : ""}${LETTERS[safe]}`,
-        "aria-label": `trial ${trialIndex}: ${LETTERS[safe]}`,
+        title: `${title}: ${LETTERS[letter]}`,
+        "aria-label": `trial ${trialIndex}: ${LETTERS[letter]}`,
       },
-      safe,
+      letter,
     );
   }
 
   function outcomeLinks(key, cell, title) {
-    const letters = String(cell.outcomes || "");
     return h(
       "span",
       { class: "outcomes" },
-      [...letters].map((letter, i) => outcomeLink(key, cell.trials[i], letter, `${title} #${i + 1}`)),
+      [...cell.outcomes].map((letter, i) => outcomeLink(key, cell.trials[i], letter, `${title} #${i + 1}`)),
     );
   }
 
   function outcomeBadge(letter) {
-    const safe = LETTERS[letter] ? letter : "S";
-    return h("span", { class: `o o-${safe}`, title: LETTERS[safe] }, safe);
+    return h("span", { class: `o o-${letter}`, title: LETTERS[letter] }, letter);
   }
 
   /** Trials of one configuration, checked against the index so that no absent payload is asked for. */
   function validTrial(index, key, value) {
     const config = lookups(index).configs.get(key);
     const i = Number(value);
-    return config && Number.isInteger(i) && i >= 0 && i < (config.trials || 0) ? i : null;
+    return config && Number.isInteger(i) && i >= 0 && i < config.trials ? i : null;
   }
 
   // ---------------------------------------------------------------------------------------
@@ -522,7 +502,7 @@
     const node = h(
       "div",
       null,
-      h("h1", null, index.title || "agentbench view"),
+      h("h1", null, index.title),
       sourcesNote(index),
       section("Configurations", configurationCards(index)),
       armsSection(index),
@@ -539,18 +519,18 @@
   }
 
   function sourcesNote(index) {
-    const sources = index.sources || [];
+    const { sources } = index;
     return note(
       [
         `${sources.length} source${sources.length === 1 ? "" : "s"}: ${sources.join(", ")}`,
-        index.generated_at ? ` · generated ${index.generated_at}` : "",
+        ` · generated ${index.generated_at}`,
         index.live ? " · a run is still writing" : "",
       ].join(""),
     );
   }
 
   function simulatedMark(config, field) {
-    return (config.simulated || []).includes(field) ? " (simulated)" : "";
+    return config.simulated.includes(field) ? " (simulated)" : "";
   }
 
   function configurationCards(index) {
@@ -559,21 +539,13 @@
       "div",
       { class: "grid" },
       index.configurations.map((config) => {
-        const s = config.summary || {};
-        const run = config.run || {};
+        const s = config.summary;
+        const { run } = config;
         const k = s.k ? ` (k=${s.k})` : "";
         return h(
           "div",
           { class: "card" },
-          h(
-            "h3",
-            null,
-            config.name,
-            " ",
-            config.arm && config.arm !== config.name
-              ? h("span", { class: "badge" }, `arm ${config.arm}`)
-              : null,
-          ),
+          h("h3", null, config.name),
           h("div", { class: "figure-label" }, "first exact"),
           h(
             "div",
@@ -593,7 +565,7 @@
             [
               "pooled first exact",
               s.pooled_first_exact_ci
-                ? `${fmtPct(s.pooled_first_exact ?? s.first_exact)} ${fmtInterval(s.pooled_first_exact_ci, fmtPct)}`
+                ? `${fmtPct(s.pooled_first_exact)} ${fmtInterval(s.pooled_first_exact_ci, fmtPct)}`
                 : null,
             ],
             ["EOF-normalized", fmtPct(s.eof_normalized)],
@@ -601,10 +573,10 @@
             [`pass^k${k}`, fmtPct(s.pass_hat_k)],
             ["flip rate", fmtPct(s.flip_rate)],
             ["coverage", fmtPct(s.coverage)],
-            ["not scored", notScored(s)],
-            [`tokens, median${simulatedMark(config, "tokens")}`, fmtCount(s.tokens && s.tokens.median)],
-            [`cost, total${simulatedMark(config, "cost_usd")}`, fmtUsd(s.cost_usd && s.cost_usd.total)],
-            [`wall, median${simulatedMark(config, "wall_s")}`, fmtSecs(s.wall_s && s.wall_s.median)],
+            ["not scored", notScored(config.evidence)],
+            [`tokens, median${simulatedMark(config, "tokens")}`, fmtCount(s.tokens.median)],
+            [`cost, total${simulatedMark(config, "cost_usd")}`, fmtUsd(s.cost_usd.total)],
+            [`wall, median${simulatedMark(config, "wall_s")}`, fmtSecs(s.wall_s.median)],
           ]),
           h(
             "div",
@@ -617,31 +589,25 @@
     );
   }
 
-  function notScored(s) {
-    const parts = [
-      ["provider stops", s.provider_stops],
-      ["infrastructure", s.infrastructure_failures],
-      ["errors", s.errors],
-      ["interrupted", s.interrupted],
-    ].filter(([, n]) => n);
-    return parts.length ? parts.map(([label, n]) => `${label} ${fmtCount(n)}`).join(", ") : "none";
+  /** The outcome classes besides scored, budget and breaker stops included (config.evidence). */
+  function notScored(evidence) {
+    return evidence.length ? evidence.map((e) => `${e.class} ${fmtCount(e.trials)}`).join(", ") : "none";
   }
 
   function pairKeys(index, baseName, armName) {
-    const byName = (name) => index.configurations.find((c) => c.arm === name || c.name === name);
+    const byName = (name) => index.configurations.find((c) => c.name === name);
     const base = byName(baseName);
     const candidate = byName(armName);
     if (!base || !candidate) return null;
-    const listed = (index.pairs || []).some(([a, b]) => a === base.key && b === candidate.key);
-    return listed ? [base.key, candidate.key] : null;
+    return listedPair(index, base.key, candidate.key) ? [base.key, candidate.key] : null;
   }
 
   function armsSection(index) {
     const arms = index.arms;
-    if (!arms || !Array.isArray(arms.paired) || !arms.paired.length) return null;
+    if (!arms || !arms.paired.length) return null;
     const rows = arms.paired.map((pair) => {
-      const first = pair.first_exact || {};
-      const trials = first.trials || {};
+      const first = pair.first_exact;
+      const { trials } = first;
       const keys = pairKeys(index, pair.base, pair.arm);
       const label = `${pair.arm} − ${pair.base}`;
       return h(
@@ -690,7 +656,7 @@
   }
 
   function ratioText(ratio) {
-    if (!ratio || !isNum(ratio.point)) return "–";
+    if (!isNum(ratio.point)) return "–";
     return withInterval(
       `×${ratio.point.toFixed(2)}`,
       fmtInterval(ratio.interval, (x) => x.toFixed(2)),
@@ -740,10 +706,9 @@
   function letterCounts(index) {
     const counts = new Map(index.configurations.map((c) => [c.key, { P: 0, R: 0, F: 0, S: 0 }]));
     for (const task of index.tasks) {
-      for (const [key, cell] of Object.entries(task.cells || {})) {
+      for (const [key, cell] of Object.entries(task.cells)) {
         const tally = counts.get(key);
-        if (!tally) continue;
-        for (const letter of String(cell.outcomes || "")) tally[LETTERS[letter] ? letter : "S"] += 1;
+        for (const letter of cell.outcomes) tally[letter] += 1;
       }
     }
     return counts;
@@ -775,9 +740,9 @@
     const sums = new Map();
     for (const task of index.tasks) {
       if (task.no_solution) continue;
-      const family = task.family || "";
+      const { family } = task;
       if (!sums.has(family)) sums.set(family, new Map());
-      for (const [key, cell] of Object.entries(task.cells || {})) {
+      for (const [key, cell] of Object.entries(task.cells)) {
         if (!isNum(cell.first_exact)) continue;
         const entry = sums.get(family).get(key) || { total: 0, n: 0 };
         entry.total += cell.first_exact;
@@ -829,13 +794,13 @@
     let sampled = false;
     const datasets = index.configurations.map((config, i) => {
       const cols = columns[i];
-      const n = (cols.task || []).length;
+      const n = cols.task.length;
       const stride = Math.max(1, Math.ceil(n / SCATTER_POINTS));
       sampled ||= stride > 1;
       const points = [];
       for (let t = 0; t < n; t += stride) {
-        const x = cols.wall_s && cols.wall_s[t];
-        const y = cols.tokens && cols.tokens[t];
+        const x = cols.wall_s[t];
+        const y = cols.tokens[t];
         if (isNum(x) && isNum(y)) points.push({ x, y, trial: t });
       }
       return {
@@ -846,7 +811,7 @@
         pointRadius: 2.5,
       };
     });
-    const simulated = index.configurations.some((c) => (c.simulated || []).includes("tokens"));
+    const simulated = index.configurations.some((c) => c.simulated.includes("tokens"));
     noteEl.textContent = [
       sampled ? "A sample of the trials." : "",
       simulated ? "Some figures are simulated." : "",
@@ -868,7 +833,7 @@
               label: (item) => {
                 const cols = columns[item.datasetIndex];
                 const t = item.raw.trial;
-                return `${cols.task[t]} r${cols.repeat ? cols.repeat[t] : "?"}: ${fmtCount(item.raw.y)} tokens, ${fmtSecs(item.raw.x)}`;
+                return `${cols.task[t]} r${cols.repeat[t]}: ${fmtCount(item.raw.y)} tokens, ${fmtSecs(item.raw.x)}`;
               },
             },
           },
@@ -886,7 +851,7 @@
   function hardestTasks(index) {
     const scored = index.tasks
       .map((task) => {
-        const cells = Object.values(task.cells || {}).filter((c) => isNum(c.first_exact));
+        const cells = Object.values(task.cells).filter((c) => isNum(c.first_exact));
         const rate = cells.length ? cells.reduce((sum, c) => sum + c.first_exact, 0) / cells.length : null;
         return { task, rate };
       })
@@ -909,7 +874,7 @@
             "tr",
             null,
             td(h("a", { href: route(["task", task.id]), class: "task-link" }, task.id), "id"),
-            td(task.family || "", "wrap"),
+            td(task.family, "wrap"),
             keys.map((key) => td(task.cells[key] ? outcomeLinks(key, task.cells[key], task.id) : "–")),
             td(fmtPct(rate), "num"),
           ),
@@ -935,9 +900,8 @@
     const body = perConfiguration(
       index,
       (c) => c.integrity,
-      (block) => {
-        if (!block.buckets) return flatFacts(block);
-        return h(
+      (block) =>
+        h(
           "div",
           null,
           facts([
@@ -964,9 +928,8 @@
               ),
             ),
           ),
-          block.verdicts ? flatFacts({ verdicts: block.verdicts }) : null,
-        );
-      },
+          flatFacts({ verdicts: block.verdicts }),
+        ),
     );
     return body ? section("Integrity", body) : null;
   }
@@ -974,8 +937,8 @@
   function evidenceSection(index) {
     const rows = [];
     for (const config of index.configurations) {
-      for (const item of config.evidence || []) {
-        const causes = Object.entries(item.causes || {})
+      for (const item of config.evidence) {
+        const causes = Object.entries(item.causes)
           .map(([cause, n]) => `${cause} ×${n}`)
           .join(", ");
         rows.push(
@@ -983,7 +946,7 @@
             "tr",
             null,
             td(config.name, "wrap"),
-            td(String(item.class), "wrap"),
+            td(item.class, "wrap"),
             td(fmtCount(item.trials), "num"),
             td(causes || "–", "wrap"),
           ),
@@ -992,7 +955,7 @@
     }
     const classes = perConfiguration(
       index,
-      (c) => (c.classes && c.classes.length ? c.classes : null),
+      (c) => (c.classes.length ? c.classes : null),
       (list) =>
         table(
           [
@@ -1018,7 +981,7 @@
           ),
         ),
     );
-    const notes = perConfiguration(index, (c) => (c.notes && c.notes.length ? c.notes : null), textLines);
+    const notes = perConfiguration(index, (c) => (c.notes.length ? c.notes : null), textLines);
     if (!rows.length && !classes && !notes) return null;
     return section(
       "Outcome classes",
@@ -1032,10 +995,10 @@
 
   function spendSection(index) {
     const rows = index.configurations.map((config) => {
-      const s = config.summary || {};
-      const tokens = s.tokens || {};
-      const cost = s.cost_usd || {};
-      const wall = s.wall_s || {};
+      const s = config.summary;
+      const tokens = s.tokens;
+      const cost = s.cost_usd;
+      const wall = s.wall_s;
       return h(
         "tr",
         null,
@@ -1077,9 +1040,9 @@
       ["files read", per(block.files_read)],
       ["files written", per(block.files_written)],
     ];
-    for (const [kind, entry] of Object.entries(block.tool_calls || {}))
+    for (const [kind, entry] of Object.entries(block.tool_calls))
       rows.push([`tool calls: ${kind}`, per(entry)]);
-    const shares = (block.time && block.time.shares) || {};
+    const shares = block.time.shares || {}; // null: no trial knows all three times
     for (const [part, share] of Object.entries(shares))
       rows.push([`time share: ${part.replace(/_s$/, "")}`, share, "share"]);
     return rows;
@@ -1105,16 +1068,15 @@
     return h(
       "ul",
       { class: "lines" },
-      lines.map((line) => h("li", null, String(line))),
+      lines.map((line) => h("li", null, line)),
     );
   }
 
   function meteringSection(index) {
-    const lines = (c) => (c.metering_lines && c.metering_lines.length ? c.metering_lines : null);
     const body = perConfiguration(
       index,
-      (c) => lines(c) || c.metering,
-      (block) => (Array.isArray(block) ? textLines(block) : flatFacts(block)),
+      (c) => (c.metering_lines.length ? c.metering_lines : null),
+      textLines,
     );
     return body ? section("Metering", body) : null;
   }
@@ -1136,7 +1098,7 @@
             ["started", run.started_at],
             ["finished", run.finished_at],
             ["harness", run.harness_version],
-            ["sources", (config.sources || []).join(", ")],
+            ["sources", config.sources.join(", ")],
           ]),
           h("details", null, h("summary", null, "Everything recorded"), flatFacts(run, 200)),
         ),
@@ -1157,16 +1119,16 @@
       const letters = new Set();
       const statuses = new Set();
       let flaky = false;
-      for (const [key, cell] of Object.entries(task.cells || {})) {
-        for (const letter of String(cell.outcomes || "")) letters.add(letter);
-        flaky ||= Boolean(cell.flaky);
-        const status = columns.get(key) && columns.get(key).status;
-        if (status) for (const t of cell.trials || []) if (status[t]) statuses.add(status[t]);
+      for (const [key, cell] of Object.entries(task.cells)) {
+        for (const letter of cell.outcomes) letters.add(letter);
+        flaky ||= cell.flaky;
+        const status = columns.has(key) ? columns.get(key).status : null; // null: trials/<C> failed to load
+        if (status) for (const t of cell.trials) statuses.add(status[t]);
       }
       return {
         task,
         search: `${task.id}\n${task.prompt || ""}`.toLowerCase(),
-        tags: new Set(task.tags || []),
+        tags: new Set(task.tags),
         letters,
         statuses,
         flaky,
@@ -1178,11 +1140,11 @@
     const needle = (f.q || "").toLowerCase();
     return records.filter(
       (r) =>
-        (!f.family || (r.task.family || "") === f.family) &&
+        (!f.family || r.task.family === f.family) &&
         (!f.tag || r.tags.has(f.tag)) &&
         (!f.outcome ||
           (f.config
-            ? String((r.task.cells[f.config] || {}).outcomes || "").includes(f.outcome)
+            ? (r.task.cells[f.config] || { outcomes: "" }).outcomes.includes(f.outcome)
             : r.letters.has(f.outcome))) &&
         (!f.class || r.statuses.has(f.class)) &&
         (!f.flaky || r.flaky) &&
@@ -1198,7 +1160,7 @@
     const field = desc ? sort.slice(1) : sort;
     const value = (r) => {
       if (field === "id") return r.task.id;
-      if (field === "family") return r.task.family || "";
+      if (field === "family") return r.task.family;
       const cell = r.task.cells[field];
       return cell && isNum(cell.first_exact) ? cell.first_exact : -1;
     };
@@ -1244,8 +1206,8 @@
   }
 
   function taskFilterBar(index, records, filters, update) {
-    const families = [...new Set(index.tasks.map((t) => t.family || ""))].filter(Boolean).sort();
-    const tags = [...new Set(index.tasks.flatMap((t) => t.tags || []))].sort();
+    const families = [...new Set(index.tasks.map((t) => t.family))].filter(Boolean).sort();
+    const tags = [...new Set(index.tasks.flatMap((t) => t.tags))].sort();
     const classes = [...new Set(records.flatMap((r) => [...r.statuses]))].sort();
     const select = (name, label, values, anyLabel, labels) => {
       const el = h(
@@ -1391,9 +1353,9 @@
       "tr",
       null,
       td(h("a", { href: route(["task", task.id]), class: "task-link" }, task.id), "id"),
-      td(task.family || "", "wrap"),
+      td(task.family, "wrap"),
       td(
-        (task.tags || []).map((tag) => h("span", { class: "badge" }, tag)),
+        task.tags.map((tag) => h("span", { class: "badge" }, tag)),
         "wrap",
       ),
       configs.map((c) => {
@@ -1431,7 +1393,7 @@
       h("h1", null, task.id),
       facts([
         ["family", task.family || "–"],
-        ["tags", (task.tags || []).join(", ") || "–"],
+        ["tags", task.tags.join(", ") || "–"],
         ["no solution", task.no_solution ? "yes: scored on integrity" : null],
         ["changed", task.changed ? "outcomes differ between configurations" : null],
       ]),
@@ -1441,7 +1403,7 @@
             null,
             h("h2", null, "Prompt"),
             pre(task.prompt),
-            task.prompt.length >= PROMPT_SHOWN ? note("The prompt's start; a trial shows it whole.") : null,
+            task.prompt.length >= PROMPT_PREVIEW ? note("The prompt's start; a trial shows it whole.") : null,
           )
         : null,
       keys.map((key, i) =>
@@ -1453,9 +1415,9 @@
 
   function taskTrials(index, task, key, cols) {
     const cell = task.cells[key];
-    const get = (name, t) => (cols && cols[name] ? cols[name][t] : null);
+    const get = (name, t) => (cols ? cols[name][t] : null); // null: trials/<C> failed to load
     return section(
-      `${configName(index, key)}: ${fmtPct(cell.first_exact)} first exact`,
+      `${lookups(index).configs.get(key).name}: ${fmtPct(cell.first_exact)} first exact`,
       table(
         [
           "trial",
@@ -1472,8 +1434,8 @@
           h(
             "tr",
             null,
-            td(outcomeLink(key, t, String(cell.outcomes)[i], task.id)),
-            td(String(get("repeat", t) ?? i)),
+            td(outcomeLink(key, t, cell.outcomes[i], task.id)),
+            td(String(get("repeat", t) ?? "–")),
             td(String(get("status", t) ?? "–")),
             td(fmtCount(get("tokens", t)), "num"),
             td(fmtUsd(get("cost_usd", t)), "num"),
@@ -1519,24 +1481,18 @@
       trial.infrastructure
         ? section(
             "Infrastructure",
-            pre(
-              typeof trial.infrastructure === "string"
-                ? trial.infrastructure
-                : JSON.stringify(trial.infrastructure, null, 2),
-            ),
+            pre(trial.infrastructure),
           )
         : null,
       outputsSection(trial),
       requestsSection(trial.requests),
       artifactsSection(trial.artifacts),
-      trial.observation
-        ? h(
-            "details",
-            null,
-            h("summary", null, "Observation as recorded"),
-            pre(JSON.stringify(trial.observation, null, 2)),
-          )
-        : null,
+      h(
+        "details",
+        null,
+        h("summary", null, "Observation as recorded"),
+        pre(JSON.stringify(trial.observation, null, 2)),
+      ),
     );
     return { title: `${trial.task} r${trial.repeat}`, node };
   }
@@ -1581,7 +1537,7 @@
         ["configuration", config.name],
         ["arm", trial.arm],
         ["status", trial.status],
-        ["outcome", LETTERS[trial.outcome] || trial.outcome],
+        ["outcome", LETTERS[trial.outcome]],
         ["verdict", verdictText(trial.observation)],
         ["folder", trial.folder],
       ]),
@@ -1592,7 +1548,7 @@
 
   /** The agent's own verdict on a no-solution task (done, partial, incomplete) and its reason. */
   function verdictText(observation) {
-    if (!observation || !observation.verdict) return null;
+    if (!observation.verdict) return null;
     return observation.verdict_reason
       ? `${observation.verdict}: ${observation.verdict_reason}`
       : String(observation.verdict);
@@ -1628,7 +1584,7 @@
   }
 
   function roundsSection(rounds) {
-    if (!rounds || !rounds.length) return null;
+    if (!rounds.length) return null;
     const list = (names) => (Array.isArray(names) && names.length ? names.join(", ") : "");
     return section(
       "Rounds",
@@ -1649,8 +1605,8 @@
           h(
             "tr",
             null,
-            td(String(r.attempt ?? "")),
-            td(String(r.round ?? "")),
+            td(String(r.attempt)),
+            td(String(r.round)),
             td(String(r.exit_code ?? "–"), "num"),
             td(r.timed_out ? "yes" : "no"),
             td(fmtSecs(r.wall_s), "num"),
@@ -1665,18 +1621,25 @@
     );
   }
 
+  /** A step's token counts as text ("" when it has none). */
+  function stepTokens(step) {
+    if (!step.tokens) return "";
+    return Object.entries(step.tokens)
+      .filter(([, v]) => isNum(v))
+      .map(([k, v]) => `${k} ${fmtCount(v)}`)
+      .join(" · ");
+  }
+
   function stepSummary(step) {
-    const calls = step.tool_calls || [];
+    const calls = step.tool_calls;
     if (calls.length) return calls.map((c) => c.name || c.kind).join(", ");
-    return (
-      String(step.message || step.reasoning || "")
-        .replace(/\s+/g, " ")
-        .slice(0, 80) || "(empty)"
-    );
+    const text = String(step.message || step.reasoning || "").replace(/\s+/g, " ");
+    // A model turn with neither text nor calls still has its tokens to show.
+    return text.slice(0, 80) || stepTokens(step) || "(empty)";
   }
 
   function stepsSection(ctx, trial) {
-    const steps = trial.steps || [];
+    const { steps } = trial;
     stepper = null;
     if (!steps.length) return section("Trajectory", note("No trajectory was recorded for this trial."));
     const query = ctx.route.query;
@@ -1728,12 +1691,6 @@
   }
 
   function stepDetail(step, n, count, show) {
-    const tokens = step.tokens
-      ? Object.entries(step.tokens)
-          .filter(([, v]) => isNum(v))
-          .map(([k, v]) => `${k} ${fmtCount(v)}`)
-          .join(" · ")
-      : "";
     return h(
       "div",
       null,
@@ -1758,17 +1715,17 @@
         ),
       ),
       facts([
-        ["tokens", tokens],
+        ["tokens", stepTokens(step)],
         ["latency", isNum(step.latency_s) ? fmtSecs(step.latency_s) : null],
       ]),
       step.message ? pre(step.message, "message") : null,
       step.reasoning ? h("details", null, h("summary", null, "Reasoning"), pre(step.reasoning)) : null,
-      (step.tool_calls || []).map(toolCall),
+      step.tool_calls.map(toolCall),
     );
   }
 
   function toolCall(call) {
-    const args = call.arguments;
+    const args = call.arguments; // text (trial_detail._shown), or null
     return h(
       "div",
       { class: "tool-call" },
@@ -1782,10 +1739,8 @@
           ? h("span", { class: "badge" }, `exit ${call.exit_code}`)
           : null,
       ),
-      args !== null && args !== undefined
-        ? pre(typeof args === "string" ? args : JSON.stringify(args, null, 2), "arguments")
-        : null,
-      call.result !== null && call.result !== undefined
+      args !== null ? pre(args, "arguments") : null,
+      call.result !== null
         ? h(
             "details",
             { open: String(call.result).length < 2000 },
@@ -1826,31 +1781,29 @@
     );
   }
 
-  /** A metered request, whether flat (input, output, fault) or as the meter records it
-   * (index, path, usage {input, cached_input, output}, injected fault, failure). */
+  /** A metered request as the meter records it (meter/server.py RequestRecord): usage is null
+   * when the response said nothing of it, status when no answer came. */
   function requestRow(r) {
     const usage = r.usage || {};
-    const fault = [r.fault, r.injected && `injected ${r.injected}`, r.failure]
-      .filter(Boolean)
-      .map(String)
-      .join("; ");
+    const fault = [r.injected && `injected ${r.injected}`, r.failure].filter(Boolean).join("; ");
     return h(
       "tr",
       null,
-      td(String(r.n ?? (isNum(r.index) ? r.index + 1 : "")), "num"),
-      td(isNum(r.attempt) ? `${r.attempt}/${r.round ?? 0}` : "", "num"),
-      td(String(r.model ?? r.path ?? ""), "wrap"),
+      td(String(r.index + 1), "num"),
+      td(`${r.attempt}/${r.round}`, "num"),
+      td(r.path, "wrap"),
       td(String(r.status ?? "–"), "num"),
-      td(fmtCount(r.input ?? usage.input), "num"),
+      td(fmtCount(usage.input), "num"),
       td(fmtCount(usage.cached_input), "num"),
-      td(fmtCount(r.output ?? usage.output), "num"),
+      td(fmtCount(usage.output), "num"),
       td(fmtSecs(r.latency_s), "num"),
+      td(fmtSecs(r.duration_s), "num"),
       td(fault, "wrap"),
     );
   }
 
   function requestsSection(requests) {
-    if (!requests || !requests.length) return null;
+    if (!requests.length) return null;
     const num = (label, title) => h("th", { class: "num", title }, label);
     return section(
       "Metered requests",
@@ -1858,12 +1811,13 @@
         [
           num("#"),
           num("attempt/round"),
-          "model or path",
+          "path",
           num("status"),
           num("input"),
           num("cached"),
           num("output"),
           num("latency", "to the response's headers"),
+          num("duration", "to the response's last byte"),
           "fault",
         ],
         requests.map(requestRow),
@@ -1872,12 +1826,12 @@
   }
 
   function artifactsSection(artifacts) {
-    if (!artifacts || !artifacts.length) return null;
+    if (!artifacts.length) return null;
     return section(
       "Artifacts",
       table(
         ["name", h("th", { class: "num" }, "bytes")],
-        artifacts.map((a) => h("tr", null, td(String(a.name), "wrap"), td(fmtCount(a.size), "num"))),
+        artifacts.map((a) => h("tr", null, td(a.name, "wrap"), td(fmtCount(a.size), "num"))),
       ),
       note("Files kept in the trial's directory of the run."),
     );
@@ -1886,15 +1840,16 @@
   // ---------------------------------------------------------------------------------------
   // Compare two configurations
 
-  const RATIO_METRICS = new Set(["tokens", "output_tokens", "cost_usd", "wall_s"]);
+  // The suite's metrics: these are compared as a ratio, the others (first_exact, final_exact,
+  // quality) as a difference of rates.
+  const RATIO_METRICS = new Set(["tokens", "cost_usd", "wall_s"]);
 
   function listedPair(index, base, candidate) {
-    return (index.pairs || []).some(([a, b]) => a === base && b === candidate);
+    return index.pairs.some(([a, b]) => a === base && b === candidate);
   }
 
   function metricKind(metric) {
-    if (RATES.has(metric)) return "rate";
-    return RATIO_METRICS.has(metric) || /ratio/.test(metric) ? "ratio" : "number";
+    return RATIO_METRICS.has(metric) ? "ratio" : "rate";
   }
 
   function summaryFigure(summary, metric) {
@@ -1912,27 +1867,28 @@
     const view = {
       base,
       candidate,
-      baseName: data.base_name || configName(index, base),
-      candidateName: data.candidate_name || configName(index, candidate),
-      problems: (data.problems || []).map(String),
+      baseName: data.base_name,
+      candidateName: data.candidate_name,
+      problems: data.problems,
       differences: [],
       metrics: [],
       mcnemar: {},
       tasks: [],
       trajectories: {
-        base: (configs.get(base) || {}).trajectories,
-        candidate: (configs.get(candidate) || {}).trajectories,
-        differences: null,
+        base: configs.get(base).trajectories,
+        candidate: configs.get(candidate).trajectories,
+        differences: {},
       },
     };
     const outcomes = (id, key) => {
       const task = lookups(index).tasks.get(id);
-      return task && task.cells[key] ? String(task.cells[key].outcomes || "") : "";
+      return task.cells[key] ? task.cells[key].outcomes : "";
     };
-    const doc = data.comparison || {};
-    const baseSummary = (configs.get(base) || {}).summary || {};
-    const candidateSummary = (configs.get(candidate) || {}).summary || {};
-    view.metrics = Object.entries(doc.suite || {}).map(([metric, entry]) => ({
+    const doc = data.comparison;
+    if (!doc) return view; // the two could not be paired: data.problems says why
+    const baseSummary = configs.get(base).summary;
+    const candidateSummary = configs.get(candidate).summary;
+    view.metrics = Object.entries(doc.suite).map(([metric, entry]) => ({
       metric,
       kind: metricKind(metric),
       base: summaryFigure(baseSummary, metric),
@@ -1943,18 +1899,18 @@
       tasks: entry.pairs,
       note: entry.note,
     }));
-    view.differences = Object.entries(doc.differences || {}).map(
+    view.differences = Object.entries(doc.differences).map(
       ([field, pair]) => `${field}: ${pair.base ?? "none"} → ${pair.candidate ?? "none"}`,
     );
-    view.mcnemar = data.mcnemar || {};
-    view.tasks = (doc.tasks || []).map((t) => ({
+    view.mcnemar = data.mcnemar;
+    view.tasks = doc.tasks.map((t) => ({
       id: t.id,
       base: outcomes(t.id, base),
       candidate: outcomes(t.id, candidate),
       difference: t.first_exact,
       ratio: t.tokens_ratio,
     }));
-    view.trajectories.differences = doc.trajectories || null;
+    view.trajectories.differences = doc.trajectories;
     return view;
   }
 
@@ -1962,7 +1918,7 @@
     const index = await ctx.need("index");
     let { base, candidate } = ctx.route;
     if (!base) {
-      const first = (index.pairs || [])[0];
+      const [first] = index.pairs;
       if (!first)
         return {
           title: "Compare",
@@ -2040,12 +1996,11 @@
   const KIND_FORMATS = {
     rate: { value: fmtPct, difference: fmtPts },
     ratio: { value: fmtNumber, difference: (x) => (isNum(x) ? `×${x.toFixed(3)}` : "–") },
-    number: { value: fmtNumber, difference: fmtSigned },
   };
 
   function metricsSection(view) {
     const rows = view.metrics.map((m) => {
-      const fmt = KIND_FORMATS[m.kind] || KIND_FORMATS.number;
+      const fmt = KIND_FORMATS[m.kind];
       return h(
         "tr",
         null,
@@ -2056,7 +2011,7 @@
         td(h("span", { class: "interval" }, fmtInterval(m.ci, fmt.difference)), "num"),
         td(fmtP(m.p), "num"),
         td(fmtCount(m.tasks), "num"),
-        td(m.note ? String(m.note) : "", "wrap"),
+        td(m.note || "", "wrap"),
       );
     });
     return section(
@@ -2108,7 +2063,7 @@
             href: route(["compare", view.base, view.candidate, "cell", name], { outcome }),
             id: `mcnemar-${outcome}-${name}`,
           },
-          fmtCount(((cells || {})[name] || []).length),
+          fmtCount(cells[name].length),
         ),
       );
     return h(
@@ -2165,7 +2120,7 @@
         options: { indexAxis: "y", scales: { x: { title: { display: true, text: "per trial" } } } },
       });
     });
-    const differences = Object.entries(t.differences || {}).filter(([, d]) => d && isNum(d.mean_difference));
+    const differences = Object.entries(t.differences).filter(([, d]) => d && isNum(d.mean_difference));
     return section(
       "Trajectories side by side",
       h(
@@ -2224,8 +2179,8 @@
                 "tr",
                 null,
                 td(h("a", { href: route(["task", t.id]) }, t.id), "id"),
-                td(h("span", { class: "outcomes" }, [...String(t.base || "")].map(outcomeBadge))),
-                td(h("span", { class: "outcomes" }, [...String(t.candidate || "")].map(outcomeBadge))),
+                td(h("span", { class: "outcomes" }, [...t.base].map(outcomeBadge))),
+                td(h("span", { class: "outcomes" }, [...t.candidate].map(outcomeBadge))),
                 td(fmtPts(t.difference), "num"),
                 td(isNum(t.ratio) ? `×${t.ratio.toFixed(2)}` : "–", "num"),
               ),
@@ -2276,12 +2231,14 @@
       ctx.need(`trials/${candidate}`),
     ]);
     const view = comparisonView(data, index);
-    const outcome = ctx.route.query.get("outcome") || Object.keys(view.mcnemar)[0] || "first_exact";
-    const pairs = ((view.mcnemar[outcome] || {}).cells || {})[cell] || [];
+    // mcnemar is empty when the two could not be paired; the outcome comes from the address.
+    const outcome = ctx.route.query.get("outcome") || "first_exact";
+    const entry = view.mcnemar[outcome];
+    const pairs = entry ? entry.cells[cell] : [];
     trialList = pairs.flatMap(([i, j]) => [`${base}/${i}`, `${candidate}/${j}`]);
     const body = h("div");
     let shown = PAGE_ROWS;
-    const letter = (cols, t) => String(cols.outcome || "")[t] || "S";
+    const letter = (cols, t) => cols.outcome[t];
     const draw = () => {
       fill(
         body,
@@ -2295,9 +2252,7 @@
                 "tr",
                 null,
                 td(h("a", { href: route(["task", baseCols.task[i]]) }, baseCols.task[i]), "id"),
-                td(
-                  `${baseCols.repeat ? baseCols.repeat[i] : "?"} / ${candidateCols.repeat ? candidateCols.repeat[j] : "?"}`,
-                ),
+                td(`${baseCols.repeat[i]} / ${candidateCols.repeat[j]}`),
                 td(outcomeLink(base, i, letter(baseCols, i), view.baseName)),
                 td(outcomeLink(candidate, j, letter(candidateCols, j), view.candidateName)),
               ),
@@ -2481,7 +2436,7 @@
       .addEventListener("change", () => render({ keep: true }));
     load("index").then(
       (index) => {
-        document.getElementById("nav-compare").hidden = !(index.pairs || []).length;
+        document.getElementById("nav-compare").hidden = !index.pairs.length;
       },
       () => {},
     );
