@@ -231,8 +231,8 @@ def test_a_run_with_arms_reads_back_per_arm_and_compares_two_of_them(
     assert "## Arms: each treatment paired with vanilla" in markdown
     assert "| core " in markdown.split("## Arms")[1]
     html = agentbench(pytester.path, "report", "run", "--format", "html").stdout
-    arms_tables = payloads_of(html)["index"]["arms_tables"]
-    assert {row[0] for row in arms_tables["paired"]["rows"]} == set(ARMS[1:])
+    shown = payloads_of(html)["index"]["arms"]
+    assert shown == document["arms"] and {p["arm"] for p in shown["paired"]} == set(ARMS[1:])
     gates = pytester.path / "gates.toml"
     gates.write_text(
         '[[gate]]\nname = "no worse"\nmetric = "first_exact"\nbound = "point"\nmargin = 0\n'

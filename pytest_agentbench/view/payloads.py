@@ -1,7 +1,7 @@
 """The viewer's payloads, built from one look at the sources (loading.Loaded): `index` (the
 overview and the tasks table), `trials/<C>` (per-trial columns of one configuration) and
 `compare/<A>/<B>` (a paired comparison with the trials behind each McNemar cell). Every figure
-is the document's; the wording of notes and tables is the other reports' (report/)."""
+is the document's; the wording of notes is the other reports' (report/)."""
 
 from __future__ import annotations
 
@@ -13,21 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.report import arms as arm_words
-from pytest_agentbench.report.breakdowns import (
-    CLASS_HEADERS,
-    INTEGRITY_HEADERS,
-    class_rows,
-    integrity_notes,
-    integrity_rows,
-)
 from pytest_agentbench.report.evidence import NOT_SCORED, evidence_lines
 from pytest_agentbench.report.metering import metering_lines
-from pytest_agentbench.report.trajectories import (
-    TRAJECTORY_HEADERS,
-    trajectory_lines,
-    trajectory_rows,
-)
 from pytest_agentbench.scoring.compare import OUTCOMES, compare
 from pytest_agentbench.scoring.document import simulated_figures
 from pytest_agentbench.tasks.observation import Observation, trial_tokens
@@ -47,13 +34,8 @@ def outcome_letter(observation: Observation) -> str:
     return "R" if observation["final_exact"] else "F"
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> dict[str, Any] | None:
-    return {"headers": headers, "rows": rows} if rows else None
-
-
 def _configuration(key: str, report: dict[str, Any]) -> dict[str, Any]:
     run, summary = report["run"], report["summary"]
-    head, rows = trajectory_lines(report.get("trajectories"))
     return {
         "key": key,
         "name": str(run.get("name") or run.get("agent")),
@@ -71,22 +53,8 @@ def _configuration(key: str, report: dict[str, Any]) -> dict[str, Any]:
             if summary.get(key)
         ],
         "metering_lines": metering_lines(report["metering"]) if report.get("metering") else [],
-        "trajectory_lines": head + [line.strip() for line in rows],
         "simulated": sorted(simulated_figures(run)),
         "trials": len(report["observations"]),
-    }
-
-
-def _arms_tables(block: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The arms block as the HTML and Markdown reports word it: one table per part."""
-    if not block:
-        return None
-    return {
-        "arms": _table(arm_words.ARM_HEADERS, arm_words.arm_rows(block)),
-        "paired": _table(arm_words.PAIRED_HEADERS, arm_words.paired_rows(block)),
-        "ratios": _table(arm_words.RATIO_HEADERS, arm_words.ratio_rows(block)),
-        "anchors": _table(arm_words.ANCHOR_HEADERS, arm_words.anchor_rows(block)),
-        "notes": [*arm_words.NOTES, *arm_words.delivery_lines(block)],
     }
 
 
@@ -153,7 +121,6 @@ def _rate(outcomes: str) -> float | None:
 def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
     """Everything the overview and tasks pages show."""
     document = loaded.document
-    named = [(str(r["run"].get("name") or r["run"].get("agent")), r) for r in loaded.reports]
     return {
         "title": "agentbench view",
         "generated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -164,15 +131,6 @@ def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
             for key, report in zip(loaded.keys, loaded.reports, strict=True)
         ],
         "arms": document.get("arms"),
-        "arms_tables": _arms_tables(document.get("arms")),
-        "rollups": document.get("rollups"),
-        "combined": document.get("combined"),
-        "tables": {
-            "classes": _table(CLASS_HEADERS, class_rows(named)),
-            "integrity": _table(INTEGRITY_HEADERS, integrity_rows(named)),
-            "integrity_notes": integrity_notes(named),
-            "trajectories": _table(TRAJECTORY_HEADERS, trajectory_rows(named)),
-        },
         "pairs": [list(pair) for pair in loaded.pairs()],
         "tasks": _task_rows(loaded),
     }
