@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_agentbench.report.evidence import NOT_SCORED, evidence_lines
 from pytest_agentbench.report.metering import metering_lines
+from pytest_agentbench.report.terminal import render_rollups
 from pytest_agentbench.scoring.compare import OUTCOMES, compare
 from pytest_agentbench.scoring.document import simulated_figures
 from pytest_agentbench.tasks.observation import Observation, trial_tokens
@@ -118,6 +119,16 @@ def _rate(outcomes: str) -> float | None:
     return sum(letter in "PR" for letter in outcomes) / len(outcomes) if outcomes else None
 
 
+def _rollup_lines(document: dict[str, Any], sources: list[str]) -> list[str]:
+    """The rollups of several configurations (not arms: those are paired with vanilla), as
+    the terminal words them, whole."""
+    rollups = document.get("rollups")
+    if not rollups or document.get("arms"):
+        return []
+    where = f"agentbench report {' '.join(sources)} --format md"
+    return render_rollups(rollups, where, budget=None)
+
+
 def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
     """Everything the overview and tasks pages show."""
     document = loaded.document
@@ -131,6 +142,7 @@ def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
             for key, report in zip(loaded.keys, loaded.reports, strict=True)
         ],
         "arms": document.get("arms"),
+        "rollups": _rollup_lines(document, sources),
         "pairs": [list(pair) for pair in loaded.pairs()],
         "tasks": _task_rows(loaded),
     }

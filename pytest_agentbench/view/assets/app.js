@@ -513,6 +513,7 @@
       spendSection(index),
       trajectoriesSection(index),
       meteringSection(index),
+      rollupsSection(index),
       runsSection(index),
     );
     return { title: "Overview", node };
@@ -1070,6 +1071,12 @@
       { class: "lines" },
       lines.map((line) => h("li", null, line)),
     );
+  }
+
+  /** Several configurations' rollups (per model, route, agent, harness), as the terminal prints them. */
+  function rollupsSection(index) {
+    if (!index.rollups.length) return null;
+    return section("Rollups", pre(index.rollups.join("\n"), "table-text"));
   }
 
   function meteringSection(index) {
