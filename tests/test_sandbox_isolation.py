@@ -371,6 +371,34 @@ def test_agentbench_clean_removes_containers_and_snapshots_of_dead_owners_only(
     assert named_by_real_run, done.stdout
 
 
+def test_a_snapshot_removed_while_listed_is_skipped_not_an_error() -> None:
+    """Another run may remove a listed snapshot before it is looked at (every docker run
+    reaps): the listing goes on without it."""
+    import docker.errors
+
+    from pytest_agentbench.sandbox.docker import LABEL_OWNER, dead_owner_snapshots, owner_token
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    gone = owner_token(os.getpid()).replace(f":{os.getpid()}:", f":{dead.pid}:")
+
+    class Images:
+        def get(self, image_id: str) -> str:
+            if image_id == "reaped":
+                raise docker.errors.NotFound("no such image")
+            return image_id
+
+    class Api:
+        def images(self, filters: dict[str, str]) -> list[dict[str, Any]]:
+            labels = {LABEL_OWNER: gone}
+            return [{"Id": "reaped", "Labels": labels}, {"Id": "left", "Labels": labels}]
+
+    class Client:
+        api, images = Api(), Images()
+
+    assert dead_owner_snapshots(Client()) == ["left"]
+
+
 def test_docker_engine_missing_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("suite", "t", "workspace").mkdir(parents=True)
     pytester.path.joinpath("suite", "t", "expected").mkdir()

@@ -162,8 +162,16 @@ def dead_owner_snapshots(client: Any) -> list[Any]:
     """Snapshot images (a Harbor trial's finished container, for its tests) whose owning
     process on this host is gone: a run killed before it removed them. A snapshot holds the
     agent's files, so it does not outlive its run. Built task images are a cache, not these."""
-    listed = client.images.list(filters={"label": LABEL_SNAPSHOT})
-    return [i for i in listed if owner_is_dead(i.labels.get(LABEL_OWNER, ""))]
+    import docker.errors
+
+    found = []
+    # Listed raw: the SDK's images.list inspects every image it lists, and fails on one
+    # another run removes in between (every docker run reaps); such a one is gone: skip it.
+    for entry in client.api.images(filters={"label": LABEL_SNAPSHOT}):
+        if owner_is_dead((entry.get("Labels") or {}).get(LABEL_OWNER, "")):
+            with contextlib.suppress(docker.errors.NotFound):
+                found.append(client.images.get(entry["Id"]))
+    return found
 
 
 def reap_dead_owners(client: Any) -> list[str]:
