@@ -163,7 +163,11 @@ def brute_cv(values: list[float]) -> float:
 
 usage_tables = st.dictionaries(
     st.sampled_from(["a", "b", "c"]),
-    st.lists(st.one_of(st.none(), st.floats(0.0, 50.0)), min_size=1, max_size=5),
+    # No subnormals: a mean of 0 and 5e-324 underflows to 0 (no CV) while the tokens' doubled
+    # values keep theirs, which this reference does not model; no usage is that small.
+    st.lists(
+        st.one_of(st.none(), st.floats(0.0, 50.0, allow_subnormal=False)), min_size=1, max_size=5
+    ),
     min_size=1,
 )
 
