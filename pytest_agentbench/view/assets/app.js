@@ -2194,21 +2194,10 @@
             ),
         ),
         list.length > shown
-          ? h(
-              "div",
-              { class: "pager" },
-              h(
-                "button",
-                {
-                  type: "button",
-                  onclick: () => {
-                    shown += PAGE_ROWS;
-                    draw();
-                  },
-                },
-                `show ${PAGE_ROWS} more`,
-              ),
-            )
+          ? morePager(() => {
+              shown += PAGE_ROWS;
+              draw();
+            })
           : null,
       );
     };
@@ -2224,6 +2213,15 @@
     });
     draw();
     return section("Per task", h("label", null, toggle, " only tasks whose outcomes differ"), body);
+  }
+
+  /** The "show more" button under a long table: ONMORE shows the next PAGE_ROWS rows. */
+  function morePager(onMore) {
+    return h(
+      "div",
+      { class: "pager" },
+      h("button", { type: "button", onclick: onMore }, `show ${PAGE_ROWS} more`),
+    );
   }
 
   async function cellPage(ctx) {
@@ -2266,21 +2264,10 @@
             ),
         ),
         pairs.length > shown
-          ? h(
-              "div",
-              { class: "pager" },
-              h(
-                "button",
-                {
-                  type: "button",
-                  onclick: () => {
-                    shown += PAGE_ROWS;
-                    draw();
-                  },
-                },
-                `show ${PAGE_ROWS} more`,
-              ),
-            )
+          ? morePager(() => {
+              shown += PAGE_ROWS;
+              draw();
+            })
           : null,
       );
     };
