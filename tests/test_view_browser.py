@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
-from tiny_tasks import make_tasks
+from tiny_tasks import TINY_RUN, make_tasks
 
 if TYPE_CHECKING:
     from selenium.webdriver.chrome.webdriver import WebDriver
@@ -41,17 +41,7 @@ HOSTILE_BEFORE = "<script>alert(4)</script>"
 # What a missing value looks like when it slips into the page as text ("--- /dev/null" may not).
 SLIPS = re.compile(r"(?m)^(null|undefined|NaN)$|\bundefined\b|\bNaN\b|\[object Object\]")
 URL = re.compile(r"http://127\.0\.0\.1:\d+/\S*")
-MOCK_RUN = [
-    "-p",
-    "no:cacheprovider",
-    "-p",
-    "no:randomly",
-    "--agent=mock",
-    "--sandbox=tmp",
-    "--tasks=tiny-tasks",
-    "--repeats=2",
-    "-q",
-]
+MOCK_RUN = [*TINY_RUN, "-p", "no:cacheprovider", "-q"]
 
 
 def _missing() -> str | None:
