@@ -295,10 +295,18 @@ def make_labelled() -> Iterator[Callable[[], dict[str, Any]]]:
         }
         made: dict[str, Any] = {}
         every.append(made)
+        # Each snapshot is committed from an unlabelled carrier, which no run reaps, with its
+        # owner's labels given to the commit: a dead owner's container may be reaped by another
+        # worker's docker run at any moment, so it cannot be the one committed.
+        for name, label in labels.items():
+            carrier = client.containers.create(TEST_IMAGE, ["true"])
+            try:
+                snapshot_labels = {**label, LABEL_SNAPSHOT: "1"}
+                made[f"{name}-snapshot"] = carrier.commit(conf={"Labels": snapshot_labels})
+            finally:
+                carrier.remove(force=True)
         for name, label in labels.items():
             made[name] = client.containers.create(TEST_IMAGE, ["true"], labels=label)
-        for name in labels:
-            made[f"{name}-snapshot"] = made[name].commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
         return made
 
     try:
