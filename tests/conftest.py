@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping
+import signal
+import subprocess
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,21 @@ from pytest_agentbench.testing.clis import PINS
 TEST_IMAGE = os.environ.get("AGENTBENCH_TEST_IMAGE", "agentbench-test:1")
 # The same image with the pinned agent CLIs installed in it (built by .ci/install-sandboxes.sh).
 AGENT_IMAGE = os.environ.get("AGENTBENCH_TEST_AGENT_IMAGE", "agentbench-test-agents:1")
+
+# Runs a test started in a process group of their own, killed when the test ends.
+BACKGROUND_RUNS: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _background_runs_are_killed() -> Iterator[None]:
+    """A test that fails while a run it started still goes leaves no process behind, and no
+    open pipe whose ResourceWarning would fail a later test."""
+    yield
+    while BACKGROUND_RUNS:
+        process = BACKGROUND_RUNS.pop()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:

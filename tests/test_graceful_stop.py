@@ -19,6 +19,8 @@ from tiny_tasks import make_tasks
 from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.run.store import read_observations
 
+from conftest import BACKGROUND_RUNS
+
 DIST = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 TASKS = 3
 REPEATS = 2
@@ -49,7 +51,7 @@ def project(pytester: pytest.Pytester) -> Path:
 
 def start(cwd: Path, *args: str) -> subprocess.Popen[str]:
     """pytest in a process group of its own, as a terminal runs it (Ctrl-C signals the group)."""
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "pytest", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
@@ -57,6 +59,8 @@ def start(cwd: Path, *args: str) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
     )
+    BACKGROUND_RUNS.append(process)
+    return process
 
 
 def progress(run: Path) -> list[dict]:
