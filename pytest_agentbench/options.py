@@ -14,6 +14,7 @@ from pytest_agentbench.settings import (
     DEFAULT_DISK,
     DEFAULT_MEMORY,
     DEFAULT_PIDS,
+    MEASURE_TOOLS,
     NETWORK_CHOICES,
     SandboxLimits,
     Settings,
@@ -136,6 +137,14 @@ def add_options(parser: pytest.Parser) -> None:
         "trajectories",
         "on (the default): keep each trial's trajectory, its figures and checks and its raw "
         "evidence; off: none of them",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-measure",
+        "measure",
+        f"code measures of each trial's change, comma-separated: {','.join(MEASURE_TOOLS)} "
+        "(default lines; complexity and dead_code need pip install 'pytest-agentbench[measure]')",
     )
     _add_sandbox_options(parser, group)
     _add_run_options(parser, group)
@@ -388,7 +397,7 @@ SAVED_AS_IS = frozenset(
         *("oracle_recoveries", "retry_failures", "json_path", "seed", "sandbox", "docker_image"),
         *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
         *("max_consecutive_failures", "meter", "faults", "meter_log", "label", "raw_limit"),
-        *("trajectories", "concurrency"),
+        *("trajectories", "concurrency", "measure"),
     }
 )
 """Options whose values run.json's settings keep under the option's own name."""
@@ -588,7 +597,33 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             1,
         ),
         concurrency=parse_concurrency(config),
+        measure=parse_measures(_value(config, "measure", None)),
     )
+
+
+def parse_measures(raw: Any) -> tuple[str, ...]:
+    """--agentbench-measure: known names, comma-separated (a list as run.json keeps it); a
+    measure whose tool is missing is refused here, before any trial runs."""
+    if raw is None:
+        return Settings.measure
+    given = raw.split(",") if isinstance(raw, str) else [str(name) for name in raw]
+    names = tuple(dict.fromkeys(name.strip() for name in given if name.strip()))
+    unknown = [name for name in names if name not in MEASURE_TOOLS]
+    if unknown or not names:
+        raise pytest.UsageError(
+            f"--agentbench-measure {raw!r}: unknown measure {', '.join(unknown) or '(none)'}; "
+            f"choose from {', '.join(MEASURE_TOOLS)}"
+        )
+    from importlib.util import find_spec
+
+    missing = [name for name in names if (tool := MEASURE_TOOLS[name]) and not find_spec(tool)]
+    if missing:
+        raise pytest.UsageError(
+            f"--agentbench-measure {','.join(missing)} needs "
+            f"{', '.join(str(MEASURE_TOOLS[name]) for name in missing)}: "
+            "pip install 'pytest-agentbench[measure]'"
+        )
+    return names
 
 
 def parse_concurrency(config: pytest.Config) -> int:

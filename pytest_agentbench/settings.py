@@ -22,6 +22,9 @@ DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY = "2g"
 DEFAULT_PIDS = 512
 DEFAULT_DISK = 1 << 30  # bytes a trial's workspace and private home may take together
+MEASURE_TOOLS = {"lines": None, "complexity": "lizard", "dead_code": "vulture"}
+"""Each code measure (docs/measures.md) and the module it needs from the `measure` extra."""
+
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
@@ -109,6 +112,7 @@ class Settings:
     label: str | None = None  # the run's name in reports; runs of one label pool
     raw_limit: int = 16 << 20  # compressed bytes of raw evidence kept per trial (raw.jsonl.gz)
     trajectories: bool = True  # off: no trajectory, figures, checks or raw evidence at all
+    measure: tuple[str, ...] = ("lines",)  # code measures of each trial's change (MEASURE_TOOLS)
 
     def run_label(self) -> str:
         """The run's name: --agentbench-label, else agent, model, reasoning and the adapter
@@ -149,6 +153,7 @@ class Settings:
         data.pop("protected")  # this machine's places, the run's own directory among them
         data["json_path"] = str(self.json_path) if self.json_path else None
         data["tasks"] = list(self.tasks)
+        data["measure"] = list(self.measure)
         if not self.faults:  # runs without faults or a request log record no such keys
             data.pop("faults")
         if self.meter_log is None:
