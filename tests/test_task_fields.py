@@ -47,6 +47,13 @@ def test_defaults_leave_a_task_solvable(tmp_path: Path) -> None:
     task = load_directory_task(write_task(tmp_path, "plain", {"a": "x"}, {"a": "y"}))
     assert (task.no_solution, task.seed_correct, task.seed_wrong) == (False, None, None)
     assert task.category == "" and task.cheat_trees == {}
+    assert task.test_paths is None  # the measures' default patterns
+
+
+def test_test_paths_are_kept_as_given(tmp_path: Path) -> None:
+    extra = "test_paths = ['checks/**', '**/*_check.py']\n"
+    task = load_directory_task(write_task(tmp_path, "t", {"a": "x"}, {"a": "y"}, toml_extra=extra))
+    assert task.test_paths == ("checks/**", "**/*_check.py")
 
 
 @pytest.mark.parametrize(
@@ -63,6 +70,8 @@ def test_defaults_leave_a_task_solvable(tmp_path: Path) -> None:
         ("protected = ['']\n", "field 'protected' must be a list of glob patterns"),
         ("protected = ['/etc/*']\n", "holds '/etc/*', which is not inside the workspace"),
         ("protected = ['../x']\n", "holds '../x', which is not inside the workspace"),
+        ("test_paths = 'checks/**'\n", "field 'test_paths' must be a list of glob patterns"),
+        ("test_paths = ['/t/*']\n", "holds '/t/*', which is not inside the workspace"),
     ],
 )
 def test_bad_field_values_name_the_file_and_field(
@@ -101,7 +110,8 @@ def test_a_misspelt_key_is_named_with_its_line_and_the_key_meant(tmp_path: Path)
     assert str(caught.value) == (
         f"{task_dir / 'task.toml'}:3: unknown key `no_soluton` (did you mean `no_solution`?); "
         "allowed keys are category, description, image, no_solution, prompt, protected, "
-        "seed_correct, seed_wrong, tags, test_command, timeout (fix the spelling or remove it)"
+        "seed_correct, seed_wrong, tags, test_command, test_paths, timeout (fix the spelling or "
+        "remove it)"
     )
 
 

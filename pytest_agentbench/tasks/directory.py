@@ -25,6 +25,7 @@ KNOWN_KEYS = {
     "seed_wrong",
     "test_command",
     "protected",
+    "test_paths",
 }
 KNOWN_ENTRIES = {TASK_FILE, "workspace", "expected", "verify", "solution", "cheats", "README.md"}
 CHEATS = "cheats"
@@ -127,7 +128,8 @@ def load_directory_task(task_dir: Path) -> Task:
         for key in ("seed_correct", "seed_wrong")
     }
     test_command = test_command_field(data, toml_path)
-    protected = protected_field(data, toml_path)
+    protected = workspace_globs(data, "protected", toml_path) or ()
+    test_paths = workspace_globs(data, "test_paths", toml_path)
 
     # One listing of the task directory answers every "is there a ..." below.
     with os.scandir(task_dir) as listing:
@@ -181,6 +183,7 @@ def load_directory_task(task_dir: Path) -> Task:
         make_cheats=(lambda: cheats) if cheats else None,
         test_command=test_command,
         protected=protected,
+        test_paths=test_paths,
     )
     return task
 
@@ -198,18 +201,19 @@ def test_command_field(data: dict[str, Any], toml_path: Path) -> str | None:
     return command.strip()
 
 
-def protected_field(data: dict[str, Any], toml_path: Path) -> tuple[str, ...]:
-    """data["protected"]: globs relative to the workspace (none absolute, none escaping it)."""
-    if "protected" not in data:
-        return ()
+def workspace_globs(data: dict[str, Any], key: str, toml_path: Path) -> tuple[str, ...] | None:
+    """data[key]: globs relative to the workspace (none absolute, none escaping it); None
+    when the task does not give the field."""
+    if key not in data:
+        return None
     hint = 'a list of glob patterns relative to the workspace, e.g. ["tests/**"]'
-    globs = field(data, "protected", list, toml_path, hint)
+    globs = field(data, key, list, toml_path, hint)
     for glob in globs:
         if not isinstance(glob, str) or not glob.strip():
-            raise TaskError(f"{toml_path}: field 'protected' must be {hint}, got {glob!r}")
+            raise TaskError(f"{toml_path}: field {key!r} must be {hint}, got {glob!r}")
         if glob.startswith(("/", "~")) or ".." in glob.split("/"):
             raise TaskError(
-                f"{toml_path}: field 'protected' holds {glob!r}, which is not inside the "
+                f"{toml_path}: field {key!r} holds {glob!r}, which is not inside the "
                 "workspace; name paths relative to it (tests/** for workspace/tests/)"
             )
     return tuple(globs)

@@ -266,6 +266,9 @@ class Task:
     # Globs of workspace paths the agent may read but must not write (tests/**): the
     # transcript checks name every write to one, even a write later undone.
     protected: tuple[str, ...] = ()
+    # Globs of the workspace paths that are tests, for the code measures' split of lines
+    # (grading/measures.py); None: the measures' default patterns.
+    test_paths: tuple[str, ...] | None = None
 
     @property
     def input_tree(self) -> Tree:

@@ -90,7 +90,7 @@ def scrub(
 def _text_lines(data: bytes) -> list[str] | None:
     if b"\0" in data[:8192]:
         return None
-    return data[:FILE_LIMIT].decode("utf-8", "replace").splitlines(keepends=True)
+    return data.decode("utf-8", "replace").splitlines(keepends=True)
 
 
 def _file_diff(shown: str, before: bytes | None, after: bytes | None) -> list[str]:
@@ -109,34 +109,41 @@ def _file_diff(shown: str, before: bytes | None, after: bytes | None) -> list[st
     ]
 
 
-def _entry_diff(input_tree: Tree, workspace: Path, rel: str, kind: str) -> list[str]:
+def _entry_diff(
+    input_tree: Tree, workspace: Path, rel: str, kind: str, file_limit: int
+) -> list[str]:
     """The diff lines of one changed, deleted or created entry (rel encoded), each file read
-    up to FILE_LIMIT only."""
+    up to file_limit only."""
     shown = names.show(rel)
     if rel.endswith("/"):
         return [f"Only in workspace: {shown}\n"]
     notes = []
     before = after = None
     if kind != "created":
-        before, size = tree_prefix(input_tree, names.to_os(rel), FILE_LIMIT)
-        notes.append(shown_prefix(size, FILE_LIMIT))
+        before, size = tree_prefix(input_tree, names.to_os(rel), file_limit)
+        notes.append(shown_prefix(size, file_limit))
     if kind != "deleted":
         try:
-            after, size = workspace_prefix(workspace, rel, FILE_LIMIT)
+            after, size = workspace_prefix(workspace, rel, file_limit)
         except OSError as error:
             return [f"Unreadable in workspace: {shown} ({error.strerror})\n"]
-        notes.append(shown_prefix(size, FILE_LIMIT))
+        notes.append(shown_prefix(size, file_limit))
     block = _file_diff(shown, before, after)
     return [f"{shown}: {note}\n" for note in notes if note] + block
 
 
 def workspace_diff(
-    input_tree: Tree, workspace: Path, known_unchanged: Collection[str] = frozenset()
+    input_tree: Tree,
+    workspace: Path,
+    known_unchanged: Collection[str] = frozenset(),
+    *,
+    limit: int = DIFF_LIMIT,
+    file_limit: int = FILE_LIMIT,
 ) -> str:
-    """A unified diff from the task's input tree to the final workspace, at most DIFF_LIMIT.
+    """A unified diff from the task's input tree to the final workspace, at most limit long.
 
     Files in known_unchanged are known to hold their input bytes and are not read again; no
-    file is read past FILE_LIMIT, and a diff of a longer file says so.
+    file is read past file_limit, and a diff of a longer file says so.
     """
     change = compare_tree(input_tree, workspace, known_unchanged)
     out: list[str] = []
@@ -145,8 +152,8 @@ def workspace_diff(
     entries += [(rel, "deleted") for rel in change.missing]
     entries += [(rel, "created") for rel in change.unexpected]
     for rel, kind in sorted(entries):
-        for line in _entry_diff(input_tree, workspace, rel, kind):
-            if size + len(line) > DIFF_LIMIT:
+        for line in _entry_diff(input_tree, workspace, rel, kind, file_limit):
+            if size + len(line) > limit:
                 out.append("... (diff cut)\n")
                 return "".join(out)
             out.append(line)
