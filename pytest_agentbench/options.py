@@ -146,6 +146,14 @@ def add_options(parser: pytest.Parser) -> None:
         f"code measures of each trial's change, comma-separated: {','.join(MEASURE_TOOLS)} "
         "(default lines; complexity and dead_code need pip install 'pytest-agentbench[measure]')",
     )
+    _add(
+        parser,
+        group,
+        "--agentbench-change-limit",
+        "change_limit",
+        "bytes of each trial's whole change kept as change.patch, from which measures are "
+        "taken (default 1M); a longer change is cut and measures nothing",
+    )
     _add_sandbox_options(parser, group)
     _add_run_options(parser, group)
     _add_prices_options(parser, group)
@@ -397,7 +405,7 @@ SAVED_AS_IS = frozenset(
         *("oracle_recoveries", "retry_failures", "json_path", "seed", "sandbox", "docker_image"),
         *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
         *("max_consecutive_failures", "meter", "faults", "meter_log", "label", "raw_limit"),
-        *("trajectories", "concurrency", "measure"),
+        *("trajectories", "concurrency", "measure", "change_limit"),
     }
 )
 """Options whose values run.json's settings keep under the option's own name."""
@@ -598,6 +606,9 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         ),
         concurrency=parse_concurrency(config),
         measure=parse_measures(_value(config, "measure", None)),
+        change_limit=parse_disk(
+            "--agentbench-change-limit", str(_value(config, "change_limit", "1M"))
+        ),
     )
 
 

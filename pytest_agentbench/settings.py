@@ -113,6 +113,7 @@ class Settings:
     raw_limit: int = 16 << 20  # compressed bytes of raw evidence kept per trial (raw.jsonl.gz)
     trajectories: bool = True  # off: no trajectory, figures, checks or raw evidence at all
     measure: tuple[str, ...] = ("lines",)  # code measures of each trial's change (MEASURE_TOOLS)
+    change_limit: int = 1 << 20  # bytes of each trial's whole change kept (change.patch)
 
     def run_label(self) -> str:
         """The run's name: --agentbench-label, else agent, model, reasoning and the adapter

@@ -90,7 +90,9 @@ def test_run_directory_holds_every_trial(
     diff = (trial / "diff.patch").read_text()
     assert "--- a/notes.txt" in diff and "+++ b/notes.txt" in diff
     # The mock starts no process: its output files would be empty, and empty ones are not written.
-    assert {p.name for p in trial.iterdir()} == {"diff.patch", "trajectory.json", "raw.jsonl.gz"}
+    assert {p.name for p in trial.iterdir()} == {
+        *("diff.patch", "change.patch", "trajectory.json", "raw.jsonl.gz")
+    }
 
 
 def test_artifacts_that_cannot_be_written_are_reported_and_lose_no_trial(

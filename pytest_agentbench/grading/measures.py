@@ -270,11 +270,16 @@ def _parses(text: str) -> bool:
 
 
 def measure_change(
-    input_tree: Tree, patch: str, asked: Sequence[str], test_paths: Sequence[str] | None = None
+    input_tree: Tree,
+    patch: str | None,
+    asked: Sequence[str],
+    test_paths: Sequence[str] | None = None,
 ) -> dict[str, int | None]:
-    """The asked measures' figures of a change (FIGURES), each None where it does not apply
-    or the change was cut."""
+    """The asked measures' figures of a change (FIGURES), each None where it does not apply,
+    the change was cut or is unknown (patch None)."""
     figures: dict[str, int | None] = {name: None for measure in asked for name in FIGURES[measure]}
+    if patch is None:
+        return figures
     try:
         changes = parse_change(patch)
     except ChangeCut:

@@ -143,6 +143,9 @@ class Observation(TypedDict):
     nodeid: NotRequired[str]  # the pytest node id that ran it: pasted back, it reruns the trial
     final_eof_normalized: NotRequired[bool]  # the last graded round was EOF-normalized
     changed_lines: NotRequired[list[str] | None]  # digest of the final diff's +/- lines
+    # The code measures asked of the trial's change (grading/measures.py's FIGURES) and their
+    # ratios to the reference's; a figure that does not apply is None.
+    measures: NotRequired[dict[str, int | float | None]]
     category: NotRequired[str]
     tags: NotRequired[list[str]]
     fixture_hash: NotRequired[str | None]

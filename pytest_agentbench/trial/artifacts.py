@@ -17,11 +17,13 @@ from pytest_agentbench.agents.base import RoundResult
 from pytest_agentbench.fs import names
 from pytest_agentbench.grading.diffview import shown_prefix, tree_prefix, workspace_prefix
 from pytest_agentbench.grading.grade import compare_tree
+from pytest_agentbench.grading.similarity import DIFF_CUT
 from pytest_agentbench.tasks.model import Tree
 
 REPORT_ATTRIBUTE = "agentbench_artifacts"
 TRIALS_DIR = "trials"  # in the run directory: one folder of artifacts per trial
 FAILURE_FILE = "failure.txt"  # a failed trial's failure report, as the terminal shows it
+CHANGE_FILE = "change.patch"  # the trial's whole change, up to --agentbench-change-limit
 DIFF_LIMIT = 64 * 1024
 FILE_LIMIT = 256 * 1024
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -164,6 +166,19 @@ def workspace_diff(
     return "".join(out)
 
 
+def trial_change(
+    input_tree: Tree, workspace: Path, known_unchanged: Collection[str], change_limit: int
+) -> tuple[str, str]:
+    """The trial's whole change (change.patch, cut at change_limit) and its short diff
+    (diff.patch, cut at DIFF_LIMIT): the change itself when it fits, sparing a second walk."""
+    change = workspace_diff(
+        input_tree, workspace, known_unchanged, limit=change_limit, file_limit=change_limit
+    )
+    if len(change) <= DIFF_LIMIT and not change.endswith(DIFF_CUT):
+        return change, change
+    return change, workspace_diff(input_tree, workspace, known_unchanged)
+
+
 def round_output(results: Sequence[RoundResult], stream: str) -> str:
     """The stdout or stderr tails of every round, each under a header line."""
     parts = []
@@ -179,12 +194,14 @@ def trial_artifacts(
     final_diff: str,
     secrets: list[tuple[str, str]],
     verifier_output: str = "",
+    change: str = "",
 ) -> dict[str, str]:
     """The non-empty artifacts of one trial, scrubbed of `secrets` (from secret_variables)."""
     texts = {
         "stdout.txt": round_output(results, "stdout"),
         "stderr.txt": round_output(results, "stderr"),
         "diff.patch": final_diff,
+        CHANGE_FILE: change,
         # The final round's message, whose last COMPLETION: line is the trial's verdict.
         "final-message.txt": (results[-1].final_message or "") if results else "",
         # The verifier's output in full up to its limit; the failure report shows its tail.

@@ -198,7 +198,9 @@ def outcome_artifacts(
     """The artifacts of one run of the trial (trial_artifacts), its trajectory and raw
     evidence, and for an infrastructure failure what ended it (infrastructure.txt)."""
     artifacts: dict[str, str | bytes] = {
-        **trial_artifacts(outcome.results, outcome.final_diff, secrets, outcome.verifier_output)
+        **trial_artifacts(
+            outcome.results, outcome.final_diff, secrets, outcome.verifier_output, outcome.change
+        )
     }
     if outcome.trajectory:
         artifacts[TRAJECTORY_FILE] = outcome.trajectory  # built from scrubbed evidence

@@ -39,7 +39,8 @@ from pytest_agentbench.tasks.verdict import TAIL_LIMIT, bounded, parse_verdict
 from pytest_agentbench.trajectory.paths import PathNormaliser
 from pytest_agentbench.trajectory.raw import Evidence, RawArchive, RoundEvidence
 from pytest_agentbench.trajectory.summary import atif_text, summarise
-from pytest_agentbench.trial.artifacts import scrub, workspace_diff
+from pytest_agentbench.trial.artifacts import scrub, trial_change
+from pytest_agentbench.trial.measuring import trial_measures
 
 FEEDBACK_PREAMBLE = (
     "The check of your result failed. Continue working in the current workspace to complete "
@@ -117,6 +118,7 @@ class TrialOutcome:
     infrastructure: str | None = None  # the infrastructure failure's cause: not scored
     raw_archive: bytes = b""  # raw.jsonl.gz: the rounds' raw evidence (trajectory.raw)
     trajectory: str = ""  # trajectory.json: the ATIF export
+    change: str = ""  # change.patch: the last attempt's whole change, up to its limit
 
 
 class AttemptEnd(NamedTuple):
@@ -164,6 +166,7 @@ class Trial:
         end = AttemptEnd(False, "", None, None)
         attempts = 0
         final_diff = verifier_output = ""
+        change: str | None = None  # None: the final workspace could not be read
         for attempt in range(self.settings.retry_failures + 1):
             attempts += 1
             given = first_sandbox if attempt == 0 else None
@@ -179,11 +182,13 @@ class Trial:
                     sandbox.close()
             verifier_output = self._paths.text(end.grade.verifier_output) if end.grade else ""
             if end.over_disk or sandbox is None:
-                final_diff = end.failure_text
+                final_diff, change = end.failure_text, None
             else:
                 # Files that match the expected tree where it equals the input need no reread.
                 unchanged = self.task.unchanged_paths & end.grade.matched if end.grade else set()
-                final_diff = workspace_diff(self.task.input_tree, sandbox.workspace, unchanged)
+                change, final_diff = trial_change(
+                    self.task.input_tree, sandbox.workspace, unchanged, self.settings.change_limit
+                )
                 last = end.exact or end.stop or attempt == self.settings.retry_failures
                 if last and self.keep is not None and not end.over_disk:
                     self.keep(sandbox.workspace, end.exact)
@@ -194,6 +199,7 @@ class Trial:
         # says nothing. Only a verifier lets different changes pass.
         exact_graded = self.task.grader_kind == "exact"
         observation["changed_lines"] = None if exact_graded else changed_lines(final_diff)
+        observation["measures"] = trial_measures(self.task, change, self.settings)
         failed = results[-1].failed_call if results else None
         if failed and not end.exact and not end.infra and not final_diff:
             observation["failed_call"] = failed
@@ -208,6 +214,7 @@ class Trial:
             end.infra,
             archive,
             trajectory,
+            change or "",
         )
 
     def _trajectory(

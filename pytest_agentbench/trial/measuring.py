@@ -1,0 +1,64 @@
+"""The code measures of a trial's change and of its task's reference change (docs/measures.md).
+
+The reference is measured once per task and process: the input tree with the task's reference
+laid over it (the expected tree, or solution/ overlaid, as the oracle writes it), diffed as a
+trial's workspace is, so both sides of a ratio come from one path.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+
+from pytest_agentbench.grading.measures import measure_change, with_ratios
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.model import Task, materialize
+from pytest_agentbench.trial.artifacts import workspace_diff
+
+Figures = dict[str, int | None]
+
+_REFERENCES: dict[tuple[str, str, tuple[str, ...], int], Figures | None] = {}
+_REFERENCES_LOCK = threading.Lock()  # trials run ahead on threads of their own
+
+
+def trial_measures(
+    task: Task, change: str | None, settings: Settings
+) -> dict[str, int | float | None]:
+    """The asked measures of a trial's change with their ratios to the reference's; every
+    figure None when the final workspace could not be read (change None)."""
+    asked = settings.measure
+    figures = measure_change(task.input_tree, change, asked, task.test_paths)
+    reference = (
+        reference_measures(task, asked, settings.change_limit) if change is not None else None
+    )
+    return with_ratios(figures, reference)
+
+
+def reference_measures(task: Task, asked: tuple[str, ...], change_limit: int) -> Figures | None:
+    """The asked measures of the task's reference change; None when the task has none that
+    can be laid out here (no expected tree or solution/, a task of its own image)."""
+    key = (task.source, task.fixture_hash, asked, change_limit)
+    with _REFERENCES_LOCK:
+        if key in _REFERENCES:
+            return _REFERENCES[key]
+    figures = _measure_reference(task, asked, change_limit)
+    with _REFERENCES_LOCK:
+        _REFERENCES[key] = figures
+    return figures
+
+
+def _measure_reference(task: Task, asked: tuple[str, ...], change_limit: int) -> Figures | None:
+    if task.no_solution or task.container is not None:
+        return None
+    if task.make_expected is None and task.make_solution is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="agentbench-reference-") as root:
+        workspace = Path(root) / "workspace"
+        workspace.mkdir()
+        materialize(task.input_tree, workspace)
+        task.apply_reference(workspace)
+        change = workspace_diff(
+            task.input_tree, workspace, limit=change_limit, file_limit=change_limit
+        )
+    return measure_change(task.input_tree, change, asked, task.test_paths)

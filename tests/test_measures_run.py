@@ -1,0 +1,73 @@
+"""Code measures in a run: each trial's Observation carries the measures asked, with ratios
+to the task's reference change, and its folder keeps the whole change (change.patch); the
+same under xdist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_measures import AFTER_PY, BEFORE_PY
+
+from pytest_agentbench.grading.measures import FIGURES
+
+from conftest import write_task
+
+DISTS = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+VERIFY_TWO_LINES = '#!/bin/sh\ntest "$(wc -l < notes.txt)" -ge 2\n'
+
+
+def tasks(root: Path) -> None:
+    """An exact task whose reference is its expected tree, and a verified task whose
+    reference is solution/ (two lines appended to notes.txt)."""
+    write_task(root, "code", {"app.py": BEFORE_PY}, {"app.py": AFTER_PY})
+    write_task(
+        root,
+        "notes",
+        {"notes.txt": "a\n"},
+        verify=VERIFY_TWO_LINES,
+        solution={"notes.txt": "a\nb\nc\n"},
+    )
+
+
+def observations(run: Path) -> dict[str, Any]:
+    rows = [json.loads(line) for line in (run / "observations.jsonl").read_text().splitlines()]
+    return {row["task"]: row for row in rows}
+
+
+@pytest.mark.parametrize("dist", DISTS)
+def test_the_oracle_measures_as_its_reference(pytester: pytest.Pytester, dist: list[str]) -> None:
+    tasks(pytester.path / "tasks")
+    result = pytester.runpytest_subprocess(
+        "--agent=oracle", "--tasks=tasks", "--sandbox=tmp", "--agentbench-dir=run",
+        "--agentbench-measure=lines,complexity,dead_code", *dist,
+    )  # fmt: skip
+    result.assert_outcomes(passed=2)
+    found = observations(pytester.path / "run")
+    code = found["code"]["measures"]
+    assert (code["lines_added"], code["complexity_added"], code["dead_code_added"]) == (7, 3, 1)
+    assert code["lines_added_ratio"] == 1.0 and code["complexity_added_ratio"] == 1.0
+    assert code["lines_removed_ratio"] is None  # the reference removed nothing
+    notes = found["notes"]["measures"]
+    assert (notes["lines_added"], notes["lines_added_ratio"]) == (2, 1.0)
+    assert notes["complexity_added"] is None and notes["dead_code_added"] is None  # no code
+    change = pytester.path / "run" / "trials" / "code-r0" / "change.patch"
+    added = [line for line in change.read_text().splitlines() if line[:1] == "+"]
+    assert len(added) == 1 + 7  # the +++ header, then the added lines
+
+
+def test_a_shorter_change_than_the_reference_has_a_ratio_below_one(
+    pytester: pytest.Pytester,
+) -> None:
+    tasks(pytester.path / "tasks")
+    result = pytester.runpytest_subprocess(
+        "--agent=command", "--agent-cmd=echo b >> notes.txt", "--tasks=tasks", "--sandbox=tmp",
+        "--agentbench-dir=run", "-k", "notes",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    measures = observations(pytester.path / "run")["notes"]["measures"]
+    lines = FIGURES["lines"]  # only the default measure was asked
+    assert set(measures) == {*lines, *(f"{name}_ratio" for name in lines)}
+    assert (measures["lines_added"], measures["lines_added_ratio"]) == (1, 0.5)
