@@ -71,3 +71,20 @@ def test_a_shorter_change_than_the_reference_has_a_ratio_below_one(
     lines = FIGURES["lines"]  # only the default measure was asked
     assert set(measures) == {*lines, *(f"{name}_ratio" for name in lines)}
     assert (measures["lines_added"], measures["lines_added_ratio"]) == (1, 0.5)
+
+
+def test_reports_give_each_configuration_s_medians(pytester: pytest.Pytester) -> None:
+    tasks(pytester.path / "tasks")
+    result = pytester.runpytest_subprocess(
+        "--agent=oracle", "--tasks=tasks", "--sandbox=tmp", "--agentbench-dir=run",
+        "--agentbench-measure=lines,complexity", "--agentbench-json=r.json",
+    )  # fmt: skip
+    block = json.loads((pytester.path / "r.json").read_text())["measures"]
+    assert block["trials"] == 2
+    assert block["figures"]["lines_added"] == {"median": 4.5, "trials": 2}  # 7 and 2
+    assert block["figures"]["complexity_added"] == {"median": 3, "trials": 1}  # code only
+    result.stdout.fnmatch_lines(
+        ["measures, median of 2 scored trials: files 1 · lines added 4.50 · removed 0 *"]
+    )
+    report = pytester.run("agentbench", "report", "run", "--format=md")
+    report.stdout.fnmatch_lines(["## Code measures*", "*| complexity_added *| 3 *| 1 *|*"])

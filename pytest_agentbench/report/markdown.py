@@ -14,6 +14,7 @@ from pytest_agentbench.report.breakdowns import (
     integrity_rows,
 )
 from pytest_agentbench.report.evidence import evidence_lines
+from pytest_agentbench.report.measures import MEASURE_HEADERS, measure_rows
 from pytest_agentbench.report.terminal import ROLLUP_HEADERS, rollup_figures
 from pytest_agentbench.report.trajectories import TRAJECTORY_HEADERS, trajectory_rows
 from pytest_agentbench.scoring.configurations import configurations_of
@@ -171,6 +172,9 @@ def render_markdown(document: dict[str, Any]) -> str:
     if any(r.get("trajectories") for r in reports):
         lines += ["", "## Trajectories (per trial; time in total seconds; costs per solved task)"]
         lines += ["", *_table(TRAJECTORY_HEADERS, trajectory_rows(named))]
+    if any(r.get("measures") for r in reports):
+        lines += ["", "## Code measures (medians over scored trials; see docs/measures.md)", ""]
+        lines += _table(MEASURE_HEADERS, measure_rows(named))
     lines += ["", "## Tasks (first exact per repeat: P pass, F fail, - not scored)", ""]
     outcomes = [{t["id"]: t["outcomes"] or UNKNOWN for t in r["tasks"]} for r in reports]
     task_ids = sorted({t for o in outcomes for t in o})

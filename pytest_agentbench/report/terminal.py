@@ -258,6 +258,12 @@ def render(
         head, rows = trajectory_lines(report["trajectories"])
         # Cut rows need no line of their own: the task table's already says where all is.
         sections.append(Section(head=["", *head], rows=rows, more=lambda hidden, shown: []))
+    if report.get("measures"):
+        from pytest_agentbench.report.measures import measure_line
+
+        # One line, shown only where the budget has room for it: the reports have them all.
+        line = measure_line(report["measures"])
+        sections.append(Section(head=[], rows=["", line], ranked=[1, 0], more=lambda h, s: []))
     if report.get("metering"):
         from pytest_agentbench.report.metering import metering_lines
 

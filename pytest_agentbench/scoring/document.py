@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_agentbench import __version__
 from pytest_agentbench.run.pooling import fixture_conflicts, pool, quarantine
+from pytest_agentbench.scoring.measures import measure_block
 from pytest_agentbench.scoring.metrics import classes, integrity, outcome_counts, summarize
 from pytest_agentbench.scoring.trajectories import check_counts, trajectory_block
 from pytest_agentbench.settings import Settings
@@ -126,6 +127,7 @@ def build_report(
         "tasks": tasks,
         "integrity": integrity_block,
         "trajectories": trajectory_block(solvable),
+        "measures": measure_block(solvable),
         "classes": classes({t["id"]: t["category"] or "" for t in tasks}, no_solution, counted),
         "conflicts": [
             {"id": task_id, "cells": conflict_cells(trials, settings)}

@@ -45,6 +45,7 @@ def _configuration(key: str, report: dict[str, Any]) -> dict[str, Any]:
         "summary": summary,
         "integrity": report.get("integrity"),
         "trajectories": report.get("trajectories"),
+        "measures": report.get("measures"),  # docs/measures.md; the page does not draw it yet
         "classes": report.get("classes") or [],
         "metering": report.get("metering"),
         "notes": evidence_lines(report),
