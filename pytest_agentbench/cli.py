@@ -21,6 +21,7 @@ COMMANDS = {
     "list": "pytest_agentbench.commands.list_tasks",
     "report": "pytest_agentbench.commands.report",
     "retrace": "pytest_agentbench.commands.retrace",
+    "measure": "pytest_agentbench.commands.measure",
     "merge": "pytest_agentbench.commands.merge",
     "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",

@@ -88,3 +88,50 @@ def test_reports_give_each_configuration_s_medians(pytester: pytest.Pytester) ->
     )
     report = pytester.run("agentbench", "report", "run", "--format=md")
     report.stdout.fnmatch_lines(["## Code measures*", "*| complexity_added *| 3 *| 1 *|*"])
+
+
+def test_measure_adds_measures_to_a_finished_run(pytester: pytest.Pytester) -> None:
+    """The run took lines only; `agentbench measure` adds complexity from the kept changes,
+    the figures those a run asking for them would have had, and rewrites the latest records."""
+    tasks(pytester.path / "tasks")
+    pytester.runpytest_subprocess(
+        "--agent=oracle", "--tasks=tasks", "--sandbox=tmp", "--agentbench-dir=run"
+    ).assert_outcomes(passed=2)
+    run = pytester.path / "run"
+    assert "complexity_added" not in observations(run)["code"]["measures"]
+    result = pytester.run("agentbench", "measure", "run", "--measure=lines,complexity")
+    assert result.ret == 0
+    result.stderr.fnmatch_lines(["measured 2 trials in run (lines, complexity)"])
+    result.stdout.fnmatch_lines(["measures, median of 2 scored trials: *complexity added 3*"])
+    code = observations(run)["code"]["measures"]
+    assert (code["lines_added"], code["complexity_added"], code["complexity_added_ratio"]) == (
+        7,
+        3,
+        1.0,
+    )
+    assert not list(run.glob("*.tmp"))  # replaced atomically
+
+
+def test_measure_leaves_trials_it_cannot_measure_as_recorded(pytester: pytest.Pytester) -> None:
+    tasks(pytester.path / "tasks")
+    pytester.runpytest_subprocess(
+        "--agent=oracle", "--tasks=tasks", "--sandbox=tmp", "--agentbench-dir=run"
+    ).assert_outcomes(passed=2)
+    run = pytester.path / "run"
+    (run / "trials" / "code-r0" / "change.patch").unlink()
+    rows = [json.loads(line) for line in (run / "observations.jsonl").read_text().splitlines()]
+    for row in rows:
+        row.pop("measures")  # as a run from before measures recorded it
+    (run / "observations.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = pytester.run("agentbench", "measure", "run")
+    result.stderr.fnmatch_lines(
+        ["measured 1 trial in run (lines); 1 trial stays as recorded: it kept no change.patch"]
+    )
+    found = observations(run)
+    assert "measures" not in found["code"] and found["notes"]["measures"]["lines_added"] == 2
+
+
+def test_measure_names_a_directory_that_is_no_run(pytester: pytest.Pytester) -> None:
+    result = pytester.run("agentbench", "measure", "nowhere", "--measure=lines")
+    assert result.ret == 2
+    result.stderr.fnmatch_lines(["agentbench measure: nowhere: not a run directory*"])

@@ -1,0 +1,71 @@
+"""A finished run's code measures, taken again (`agentbench measure`): from each trial's kept
+change (change.patch) and its task's input tree, loaded from the run's task sources.
+
+As retrace does, the latest record of each trial in observations.jsonl gets the new measures
+and the file is replaced atomically; a trial that kept no change it can be measured from (an
+older run, a task no longer found, a fixture that changed since) keeps what it had.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_agentbench.run.store import OBSERVATIONS_FILE, cell_key, read_observations, write_atomic
+from pytest_agentbench.run.trajectories import trial_directory
+from pytest_agentbench.settings import Settings
+from pytest_agentbench.suites.catalog import iter_catalog
+from pytest_agentbench.tasks.observation import Observation
+from pytest_agentbench.trial.artifacts import CHANGE_FILE
+from pytest_agentbench.trial.measuring import trial_measures
+
+
+@dataclass
+class Remeasured:
+    """What a measure did: trials measured, and those left as recorded, with why."""
+
+    measured: list[str] = field(default_factory=list)
+    left: dict[str, str] = field(default_factory=dict)  # trial folder -> the reason
+
+
+def remeasure(
+    run_dir: Path, sources: tuple[str, ...], base: Path, settings: Settings
+) -> Remeasured:
+    """Measure every trial of the run directory again with settings.measure (see the module);
+    sources are the run's task sources, relative ones read from base."""
+    tasks = {entry.task_id: entry.task for entry in iter_catalog(sources, base) if entry.task}
+    observations, _notice = read_observations(run_dir / OBSERVATIONS_FILE)
+    latest = {cell_key(o): index for index, o in enumerate(observations)}
+    done = Remeasured()
+    for index in sorted(latest.values()):
+        observation = observations[index]
+        if observation.get("reused") or not observation["rounds"]:
+            continue  # recorded in another run's directory, or no agent round ran
+        directory = trial_directory(run_dir, observation)
+        task = tasks.get(observation["task"])
+        if task is None or task.fixture_hash != observation.get("fixture_hash"):
+            why = "its task is not in the sources" if task is None else "its task changed since"
+            done.left[directory.name] = why
+            continue
+        change = _kept_change(directory / CHANGE_FILE, observation)
+        if change is None:
+            done.left[directory.name] = f"it kept no {CHANGE_FILE}"
+            continue
+        observation["measures"] = trial_measures(task, change, settings)
+        done.measured.append(directory.name)
+    lines = "".join(
+        json.dumps(o, ensure_ascii=False, separators=(",", ":")) + "\n" for o in observations
+    )
+    write_atomic(run_dir / OBSERVATIONS_FILE, lines)
+    return done
+
+
+def _kept_change(path: Path, observation: Observation) -> str | None:
+    """The trial's change; "" when the run measured it and found no file touched (an empty
+    change writes no file); None when it is not known."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        measured = observation.get("measures") or {}
+        return "" if measured.get("files_touched") == 0 else None
