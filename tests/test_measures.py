@@ -30,26 +30,9 @@ BEFORE_PY = (
     "\n"
     "print(used(1), untouched(2))\n"
 )
-AFTER_PY = (
-    "def used(x):\n"
-    "    if x > 3:\n"
-    "        return x\n"
-    "    return x + 1\n"
-    "\n"
-    "\n"
-    "def untouched(x):\n"
-    "    if x:\n"
-    "        return 1\n"
-    "    return 0\n"
-    "\n"
-    "\n"
-    "def helper(y):\n"
-    "    for _ in range(y):\n"
-    "        pass\n"
-    "\n"
-    "\n"
-    "print(used(1), untouched(2))\n"
-)
+AFTER_PY = BEFORE_PY.replace(
+    "    return x + 1\n", "    if x > 3:\n        return x\n    return x + 1\n"
+).replace("print(", "def helper(y):\n    for _ in range(y):\n        pass\n\n\nprint(")
 
 
 def change_of(

@@ -8,12 +8,11 @@ older run, a task no longer found, a fixture that changed since) keeps what it h
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_agentbench.run.store import OBSERVATIONS_FILE, cell_key, read_observations, write_atomic
-from pytest_agentbench.run.trajectories import trial_directory
+from pytest_agentbench.run.store import OBSERVATIONS_FILE, read_observations
+from pytest_agentbench.run.trajectories import latest_trials, rewrite_observations, trial_directory
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.suites.catalog import iter_catalog
 from pytest_agentbench.tasks.observation import Observation
@@ -36,12 +35,8 @@ def remeasure(
     sources are the run's task sources, relative ones read from base."""
     tasks = {entry.task_id: entry.task for entry in iter_catalog(sources, base) if entry.task}
     observations, _notice = read_observations(run_dir / OBSERVATIONS_FILE)
-    latest = {cell_key(o): index for index, o in enumerate(observations)}
     done = Remeasured()
-    for index in sorted(latest.values()):
-        observation = observations[index]
-        if observation.get("reused") or not observation["rounds"]:
-            continue  # recorded in another run's directory, or no agent round ran
+    for observation in latest_trials(observations):
         directory = trial_directory(run_dir, observation)
         task = tasks.get(observation["task"])
         if task is None or task.fixture_hash != observation.get("fixture_hash"):
@@ -54,10 +49,7 @@ def remeasure(
             continue
         observation["measures"] = trial_measures(task, change, settings)
         done.measured.append(directory.name)
-    lines = "".join(
-        json.dumps(o, ensure_ascii=False, separators=(",", ":")) + "\n" for o in observations
-    )
-    write_atomic(run_dir / OBSERVATIONS_FILE, lines)
+    rewrite_observations(run_dir, observations)
     return done
 
 

@@ -44,12 +44,8 @@ def retrace(run_dir: Path) -> Retraced:
     run = read_run_file(run_dir)
     agent = str((run.get("settings") or {}).get("agent") or "")
     observations, _notice = read_observations(run_dir / OBSERVATIONS_FILE)
-    latest = {cell_key(o): index for index, o in enumerate(observations)}
     done = Retraced()
-    for index in sorted(latest.values()):
-        observation = observations[index]
-        if observation.get("reused") or not observation["rounds"]:
-            continue  # recorded in another run's directory, or no agent round ran
+    for observation in latest_trials(observations):
         directory = trial_directory(run_dir, observation)
         name = directory.name
         try:
@@ -66,11 +62,24 @@ def retrace(run_dir: Path) -> Retraced:
         }
         write_atomic(directory / TRAJECTORY_FILE, atif_text(trajectory, trial))
         done.rebuilt.append(name)
+    rewrite_observations(run_dir, observations)
+    return done
+
+
+def latest_trials(observations: list[Observation]) -> list[Observation]:
+    """The latest record of each trial that ran here: not reused from another run's
+    directory, and with an agent round, so with a trial folder to read."""
+    latest = {cell_key(o): index for index, o in enumerate(observations)}
+    chosen = (observations[index] for index in sorted(latest.values()))
+    return [o for o in chosen if not o.get("reused") and o["rounds"]]
+
+
+def rewrite_observations(run_dir: Path, observations: list[Observation]) -> None:
+    """observations.jsonl replaced atomically by these records, in their order."""
     lines = "".join(
         json.dumps(o, ensure_ascii=False, separators=(",", ":")) + "\n" for o in observations
     )
     write_atomic(run_dir / OBSERVATIONS_FILE, lines)
-    return done
 
 
 def export_atif(run_dir: Path, out_dir: Path) -> int:
