@@ -67,3 +67,10 @@ def test_a_measure_whose_tool_is_missing_names_the_extra(project: pytest.Pyteste
         "ERROR: --agentbench-measure complexity needs lizard: "
         "pip install 'pytest-agentbench[measure]'",
     )
+
+
+def test_a_resumed_run_reads_the_measures_as_run_json_keeps_them() -> None:
+    from pytest_agentbench.options import parse_measures
+
+    assert parse_measures(["lines", "dead_code"]) == ("lines", "dead_code")
+    assert parse_measures(None) == ("lines",)

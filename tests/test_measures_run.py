@@ -135,3 +135,16 @@ def test_measure_names_a_directory_that_is_no_run(pytester: pytest.Pytester) -> 
     result = pytester.run("agentbench", "measure", "nowhere", "--measure=lines")
     assert result.ret == 2
     result.stderr.fnmatch_lines(["agentbench measure: nowhere: not a run directory*"])
+
+
+def test_a_change_past_its_limit_is_cut_and_measures_nothing(pytester: pytest.Pytester) -> None:
+    tasks(pytester.path / "tasks")
+    pytester.runpytest_subprocess(
+        "--agent=oracle", "--tasks=tasks", "--sandbox=tmp", "--agentbench-dir=run",
+        "--agentbench-change-limit=100", "-k", "code",
+    ).assert_outcomes(passed=1)  # fmt: skip
+    run = pytester.path / "run"
+    assert set(observations(run)["code"]["measures"].values()) == {None}
+    change = (run / "trials" / "code-r0" / "change.patch").read_text()
+    assert change.endswith("... (diff cut)\n") and len(change) <= 100 + len("... (diff cut)\n")
+    assert (run / "trials" / "code-r0" / "diff.patch").read_text().count("\n+") > 1  # whole
