@@ -1,5 +1,5 @@
 """The code measures' medians in words: one terminal line, and a table of one row per
-configuration and figure for the Markdown report and the viewer's index (docs/measures.md)."""
+configuration and figure for the Markdown report (docs/measures.md)."""
 
 from __future__ import annotations
 
