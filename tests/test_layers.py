@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sandbox", "agents", "meter", "grading", "trajectory"),
     ("plan", "trial"),
     ("run", "scoring"),
+    ("judge",),
     ("report",),
     ("view",),
     ("plugin", "options", "hookspecs", "header", "cli", "commands"),
