@@ -22,7 +22,12 @@ DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY = "2g"
 DEFAULT_PIDS = 512
 DEFAULT_DISK = 1 << 30  # bytes a trial's workspace and private home may take together
-MEASURE_TOOLS = {"lines": None, "complexity": "lizard", "dead_code": "vulture"}
+MEASURE_TOOLS = {
+    "lines": None,
+    "complexity": "lizard",
+    "dead_code": "vulture",
+    "coverage": "coverage",
+}
 """Each code measure (docs/measures.md) and the module it needs from the `measure` extra."""
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}

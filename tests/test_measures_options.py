@@ -48,7 +48,7 @@ def test_an_unknown_measure_names_the_option_and_the_valid_names(
     one_error_line(
         result,
         "ERROR: --agentbench-measure 'lines,cyclomatic': unknown measure cyclomatic; "
-        "choose from lines, complexity, dead_code",
+        "choose from lines, complexity, dead_code, coverage",
     )
 
 

@@ -1,6 +1,6 @@
 """Code measures of one change (docs/measures.md): files touched, lines added and removed with
 source apart from tests, the cyclomatic complexity of the functions it touched (lizard) and the
-Python dead code it brought (vulture).
+Python dead code it brought (vulture). Changed-line coverage runs tests: grading/coverage.py.
 
 A change is read from its unified diff against the input tree (a trial's change.patch), so the
 trial measured on its host and a finished run measured again by `agentbench measure` take the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -41,6 +41,7 @@ FIGURES = {
     ),
     "complexity": ("complexity_before", "complexity_after", "complexity_added"),
     "dead_code": ("dead_code_before", "dead_code_after", "dead_code_added"),
+    "coverage": ("coverage_lines", "coverage_lines_run", "changed_line_coverage"),
 }
 """The figures each measure adds to an Observation's `measures`."""
 
@@ -296,7 +297,7 @@ def measure_change(
 
 
 def with_ratios(
-    trial: dict[str, int | None], reference: dict[str, int | None] | None
+    trial: Mapping[str, int | float | None], reference: Mapping[str, int | float | None] | None
 ) -> dict[str, Any]:
     """The trial's figures and, for each RATIOS figure it has, `<name>_ratio` = trial /
     reference: None where either is unknown or the reference's is 0."""

@@ -47,7 +47,9 @@ def remeasure(
         if change is None:
             done.left[directory.name] = f"it kept no {CHANGE_FILE}"
             continue
-        observation["measures"] = trial_measures(task, change, settings)
+        observation["measures"], observation["measure_notes"] = trial_measures(
+            task, change, settings
+        )
         done.measured.append(directory.name)
     rewrite_observations(run_dir, observations)
     return done

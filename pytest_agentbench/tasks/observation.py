@@ -146,6 +146,7 @@ class Observation(TypedDict):
     # The code measures asked of the trial's change (grading/measures.py's FIGURES) and their
     # ratios to the reference's; a figure that does not apply is None.
     measures: NotRequired[dict[str, int | float | None]]
+    measure_notes: NotRequired[dict[str, str] | None]  # a measure -> why its figures are null
     category: NotRequired[str]
     tags: NotRequired[list[str]]
     fixture_hash: NotRequired[str | None]

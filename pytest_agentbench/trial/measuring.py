@@ -11,7 +11,14 @@ import tempfile
 import threading
 from pathlib import Path
 
-from pytest_agentbench.grading.measures import measure_change, with_ratios
+from pytest_agentbench.grading.coverage import COVERAGE_FIGURES, TaskTests, coverage_figures
+from pytest_agentbench.grading.measures import (
+    ChangeCut,
+    file_sides,
+    measure_change,
+    parse_change,
+    with_ratios,
+)
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task, materialize
 from pytest_agentbench.trial.artifacts import workspace_diff
@@ -24,15 +31,46 @@ _REFERENCES_LOCK = threading.Lock()  # trials run ahead on threads of their own
 
 def trial_measures(
     task: Task, change: str | None, settings: Settings
-) -> dict[str, int | float | None]:
-    """The asked measures of a trial's change with their ratios to the reference's; every
-    figure None when the final workspace could not be read (change None)."""
+) -> tuple[dict[str, int | float | None], dict[str, str] | None]:
+    """The asked measures of a trial's change with their ratios to the reference's, and why a
+    measure's figures are None where a reason is known ({measure: reason}, None when none is);
+    every figure None when the final workspace could not be read (change None)."""
     asked = settings.measure
-    figures = measure_change(task.input_tree, change, asked, task.test_paths)
+    figures: dict[str, int | float | None] = dict(
+        measure_change(task.input_tree, change, asked, task.test_paths)
+    )
+    notes = {}
+    if "coverage" in asked:
+        covered, why = task_coverage(task, change)
+        figures.update(covered)
+        if why is not None:
+            notes["coverage"] = why
     reference = (
         reference_measures(task, asked, settings.change_limit) if change is not None else None
     )
-    return with_ratios(figures, reference)
+    return with_ratios(figures, reference), notes or None
+
+
+def task_coverage(
+    task: Task, change: str | None
+) -> tuple[dict[str, int | float | None], str | None]:
+    """Changed-line coverage of the change by the task's own test_command, and why it is
+    None where it is."""
+    unknown: dict[str, int | float | None] = dict.fromkeys(COVERAGE_FIGURES)
+    if task.test_command is None:
+        return unknown, "the task has no test_command"
+    if task.container is not None:
+        return unknown, "the task's tests run in its own image, where coverage is not measured"
+    if change is None:
+        return unknown, "the final workspace could not be read"
+    try:
+        changes = parse_change(change)
+    except ChangeCut:
+        return unknown, "the change was cut at its size limit"
+    sides = file_sides(task.input_tree, changes)
+    timeout = task.verify_timeout or max(30.0, task.timeout)
+    tests = TaskTests(task.test_command, timeout, task.verifier_env)
+    return coverage_figures(task.input_tree, changes, sides, tests, task.test_paths)
 
 
 def reference_measures(task: Task, asked: tuple[str, ...], change_limit: int) -> Figures | None:

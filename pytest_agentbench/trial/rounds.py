@@ -199,7 +199,9 @@ class Trial:
         # says nothing. Only a verifier lets different changes pass.
         exact_graded = self.task.grader_kind == "exact"
         observation["changed_lines"] = None if exact_graded else changed_lines(final_diff)
-        observation["measures"] = trial_measures(self.task, change, self.settings)
+        observation["measures"], observation["measure_notes"] = trial_measures(
+            self.task, change, self.settings
+        )
         failed = results[-1].failed_call if results else None
         if failed and not end.exact and not end.infra and not final_diff:
             observation["failed_call"] = failed
