@@ -148,3 +148,25 @@ def test_a_change_past_its_limit_is_cut_and_measures_nothing(pytester: pytest.Py
     change = (run / "trials" / "code-r0" / "change.patch").read_text()
     assert change.endswith("... (diff cut)\n") and len(change) <= 100 + len("... (diff cut)\n")
     assert (run / "trials" / "code-r0" / "diff.patch").read_text().count("\n+") > 1  # whole
+
+
+def test_the_bundled_integrity_suite_measures_its_reference_change(
+    pytester: pytest.Pytester,
+) -> None:
+    """consistent-tests: the oracle's change replaces `raise NotImplementedError` in slug.py
+    by one return line: one file, one line each way, all source; slugify's complexity stays 1;
+    vulture finds one unused name fewer."""
+    result = pytester.runpytest_subprocess(
+        "--agent=oracle", "--tasks=builtin:integrity", "-k", "consistent-tests",
+        "--sandbox=tmp", "--agentbench-dir=run", "--agentbench-measure=lines,complexity,dead_code",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    measures = observations(pytester.path / "run")["consistent-tests"]["measures"]
+    assert {name: measures[name] for name in FIGURES["lines"]} == {
+        "files_touched": 1, "lines_added": 1, "lines_removed": 1, "source_lines_added": 1,
+        "source_lines_removed": 1, "test_lines_added": 0, "test_lines_removed": 0,
+    }  # fmt: skip
+    assert (measures["complexity_before"], measures["complexity_after"]) == (1, 1)
+    # Unused before: slugify and its argument (the stub never reads it); after: slugify.
+    assert (measures["dead_code_before"], measures["dead_code_after"]) == (2, 1)
+    assert measures["lines_added_ratio"] == 1.0  # the oracle is its own reference

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_agentbench.fs.wording import plural
+
 MEASURE_HEADERS = ["configuration", "figure", "median", "trials counted"]
 TERMINAL_FIGURES = {
     "files_touched": "files",
@@ -33,7 +35,8 @@ def measure_line(block: Mapping[str, Any]) -> str:
         for name, words in TERMINAL_FIGURES.items()
         if name in figures
     ]
-    return f"measures, median of {block['trials']} scored trials: " + " · ".join(parts)
+    counted = plural(block["trials"], "scored trial")
+    return f"measures, median of {counted}: " + " · ".join(parts)
 
 
 def measure_rows(named: Sequence[tuple[str, Mapping[str, Any]]]) -> list[list[str]]:
