@@ -26,9 +26,10 @@ Only requests that carry tools advance the script (clients also send side reques
 for a title); side requests get `side_message` and `side_usage`. A client asked with no tools
 at all (an agent CLI as a judge) sends only side requests: its answer is `side_message`. A
 turn of calls may take two responses for clients whose edit tools need a prior read (the
-server reads first). A fault answers `times` requests (default: every request from then on). Usage numbers have
-the project's meaning (input includes cached_input, output includes reasoning) and are
-converted to each protocol's own convention. Every request is recorded with what was served.
+server reads first). A fault answers `times` requests (default: every request from then
+on). Usage numbers have the project's meaning (input includes cached_input, output includes
+reasoning) and are converted to each protocol's own convention. Every request is recorded
+with what was served.
 """
 
 from __future__ import annotations
