@@ -226,3 +226,12 @@ def test_serve_script_command_rejects_a_bad_script(tmp_path: Path, capsys: Any) 
     script.write_text("{")
     assert agentbench_main(["serve-script", str(script)]) == 2
     assert str(script) in capsys.readouterr().err
+
+
+def test_side_requests_get_the_scripts_side_message() -> None:
+    script = {"side_message": '{"winner": "A"}', "turns": [{"message": "scripted turn"}]}
+    with ScriptedModelServer(script) as server:
+        _, text = post(server, "/v1/chat/completions", {"messages": [{"role": "user"}]})
+    assert '\\"winner\\": \\"A\\"' in text
+    assert [r.served for r in server.requests] == ["side"]
+    assert not server.player.finished

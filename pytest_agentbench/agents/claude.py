@@ -124,6 +124,20 @@ class ClaudeAgent(CliAgent):
             argv += ["--max-turns", str(trial.step_limit)]
         return [*argv, "--", prompt]
 
+    def ask_command(self, system: str, trial: CliTrial) -> list[str]:
+        """argv after the binary that asks one question read from stdin, in the working
+        directory, with no tools, MCP servers, slash commands, project settings or saved
+        session, and `system` in place of Claude Code's own system prompt; its one JSON
+        object is the `result` event `parse` reads."""
+        argv = ["-p", "--output-format", "json", "--tools", "", "--strict-mcp-config"]
+        argv += ["--setting-sources", "user", "--disable-slash-commands"]
+        argv += ["--no-session-persistence"]
+        if system:
+            argv += ["--system-prompt", system]
+        if self.settings.model:
+            argv += ["--model", self.settings.model]
+        return argv
+
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
         """A failed run's `result` says is_error with the HTTP status in api_error_status
         (its subtype still says success); without a status (no connection, a broken stream)

@@ -419,6 +419,18 @@ class CliAgent(Agent):
 
 
 _EVENTS_WRAPPER = 'out="$1"; shift; exec "$@" >"$out"'
+_ASKED_WRAPPER = 'in="$1"; out="$2"; shift 2; exec "$@" <"$in" >"$out"'
+
+
+def events_argv(
+    name: str, program: str, args: Sequence[str], events: str, stdin: str | None = None
+) -> list[str]:
+    """argv that runs program with args, its stdout (the CLI's events) into the file events,
+    since a long session overflows any pipe tail; its stdin from the file stdin when given (a
+    prompt may exceed what one argument can hold)."""
+    if stdin is None:
+        return ["/bin/sh", "-c", _EVENTS_WRAPPER, f"agentbench-{name}", events, program, *args]
+    return ["/bin/sh", "-c", _ASKED_WRAPPER, f"agentbench-{name}", stdin, events, program, *args]
 
 
 class CliSession(AgentSession):
@@ -470,15 +482,12 @@ class CliSession(AgentSession):
         agent = self.agent
         events_name = f"events-{round_index}.jsonl"
         resume = self.session_id if round_index > 0 else None
-        argv = [
-            "/bin/sh",
-            "-c",
-            _EVENTS_WRAPPER,
-            f"agentbench-{agent.name}",
-            self.trial.inner(events_name),
+        argv = events_argv(
+            agent.name,
             agent.run_binary,
-            *agent.command(prompt, resume, self.trial),
-        ]
+            agent.command(prompt, resume, self.trial),
+            self.trial.inner(events_name),
+        )
         result = self.ctx.sandbox.run(argv, env=agent.child_env(self.trial), timeout=timeout)
         events_file = self.trial.host(events_name)
         facts = agent.parse(read_events(events_file))

@@ -21,7 +21,28 @@ from pytest_agentbench.settings import Settings
 from pytest_agentbench.testing.clis import native_codex
 
 PROVIDER = "agentbench"
+# What a question asked with ask_command turns off: every tool codex lets a config remove (it
+# keeps request_user_input, which has no one to ask in exec mode).
+NO_TOOLS: dict[str, str | bool] = {
+    "features.shell_tool": False,
+    "features.multi_agent": False,
+    "features.goals": False,
+    "features.view_image": False,
+    "web_search": "disabled",
+}
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+
+
+def overrides(values: Mapping[str, str | bool]) -> list[str]:
+    """`-c key=value` arguments, each value as TOML (digits stay numbers)."""
+    argv = []
+    for key, value in values.items():
+        if isinstance(value, bool):
+            rendered = "true" if value else "false"
+        else:
+            rendered = value if value.isdigit() else toml_value(value)
+        argv += ["-c", f"{key}={rendered}"]
+    return argv
 
 
 class CodexAgent(CliAgent):
@@ -86,10 +107,20 @@ class CodexAgent(CliAgent):
         argv += ["--json", "--skip-git-repo-check", "--ignore-user-config"]
         if self.settings.model:
             argv += ["-m", self.settings.model]
-        for key, value in self.config(trial).items():
-            rendered = value if value.isdigit() else toml_value(value)
-            argv += ["-c", f"{key}={rendered}"]
+        argv += overrides(self.config(trial))
         return [*argv, "--", *([session_id] if session_id else []), prompt]
+
+    def ask_command(self, system: str, trial: CliTrial) -> list[str]:
+        """argv after the binary that asks one question read from stdin, in the working
+        directory, with no session kept, no tool it can drop, and `system` as developer
+        instructions; the sandbox (`sandbox` option) should be read-only."""
+        argv = ["exec", "--json", "--ephemeral", "--skip-git-repo-check", "--ignore-user-config"]
+        if self.settings.model:
+            argv += ["-m", self.settings.model]
+        values: dict[str, str | bool] = {**self.config(trial), **NO_TOOLS}
+        if system:
+            values["developer_instructions"] = system
+        return [*argv, *overrides(values), "-"]
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
         """codex's events carry no HTTP status (a failed turn has only a message): without the

@@ -10,6 +10,7 @@ A script is JSON:
 
     {"usage": {"input": 1200, "cached_input": 1000, "output": 60, "reasoning": 20},
      "side_usage": {"input": 40, "output": 5},
+     "side_message": "Scripted session",
      "idle_timeout": 120,
      "turns": [
        {"calls": [{"shell": "ls"}]},
@@ -22,11 +23,13 @@ A script is JSON:
      ]}
 
 Only requests that carry tools advance the script (clients also send side requests, e.g.
-for a title); side requests get a short message and `side_usage`. A turn of calls may take
-two responses for clients whose edit tools need a prior read (the server reads first). A
-fault answers `times` requests (default: every request from then on). Usage numbers have
-the project's meaning (input includes cached_input, output includes reasoning) and are
-converted to each protocol's own convention. Every request is recorded with what was served.
+for a title); side requests get `side_message` and `side_usage`. A client asked with no tools
+at all (an agent CLI as a judge) sends only side requests: its answer is `side_message`. A
+turn of calls may take two responses for clients whose edit tools need a prior read (the
+server reads first). A fault answers `times` requests (default: every request from then
+on). Usage numbers have the project's meaning (input includes cached_input, output includes
+reasoning) and are converted to each protocol's own convention. Every request is recorded
+with what was served.
 """
 
 from __future__ import annotations
@@ -105,6 +108,7 @@ class Script:
     turns: tuple[Turn, ...]
     usage: Usage = Usage(input=1000, cached_input=800, output=50, reasoning=10)
     side_usage: Usage = Usage(input=30, output=5)
+    side_message: str = "Scripted session"
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     model: str = "scripted-model"
 
@@ -127,6 +131,7 @@ def load_script(source: Path | str | Mapping[str, Any]) -> Script:
         usage=_parse_usage(data.get("usage"), f"{where}: usage") or Script.usage,
         side_usage=_parse_usage(data.get("side_usage"), f"{where}: side_usage")
         or Script.side_usage,
+        side_message=str(data.get("side_message", Script.side_message)),
         idle_timeout=float(data.get("idle_timeout", DEFAULT_IDLE_TIMEOUT)),
         model=str(data.get("model", Script.model)),
     )
@@ -593,7 +598,7 @@ class ScriptPlayer:
 
     def next_step(self, protocol: Protocol, body: Mapping[str, Any]) -> Step:
         if not protocol.tool_names(body):
-            return Step("side", None, Reply(self.script.side_usage, text="Scripted session"))
+            return Step("side", None, Reply(self.script.side_usage, text=self.script.side_message))
         with self._lock:
             if self.finished:
                 return Step("end-of-script", None, Reply(self.script.usage, text="Done."))
