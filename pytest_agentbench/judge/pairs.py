@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from pytest_agentbench.run.measuring import kept_change
 from pytest_agentbench.run.store import OBSERVATIONS_FILE, read_observations, read_run_file
@@ -60,7 +61,7 @@ class Pair:
 @dataclass
 class Prepared:
     pairs: list[Pair] = field(default_factory=list)
-    omitted: list[dict[str, object]] = field(default_factory=list)  # task, repeat, why
+    omitted: list[dict[str, Any]] = field(default_factory=list)  # sides, task, repeat, why
     names: set[str] = field(default_factory=set)  # words that would tell the judge whose
     tasks: dict[str, Task] = field(default_factory=dict)  # the judged tasks, by id
 

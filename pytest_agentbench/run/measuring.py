@@ -54,8 +54,8 @@ def remeasure(
 
 
 def kept_change(path: Path, observation: Observation) -> str | None:
-    """The trial's kept change (change.patch); "" when the run measured it and found no file touched (an empty
-    change writes no file); None when it is not known."""
+    """The trial's kept change (change.patch); "" when the run measured it and found no file
+    touched (an empty change writes no file); None when it is not known."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
