@@ -22,6 +22,8 @@ COMMANDS = {
     "report": "pytest_agentbench.commands.report",
     "retrace": "pytest_agentbench.commands.retrace",
     "measure": "pytest_agentbench.commands.measure",
+    "judge": "pytest_agentbench.commands.judge",
+    "review": "pytest_agentbench.commands.review",
     "merge": "pytest_agentbench.commands.merge",
     "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",

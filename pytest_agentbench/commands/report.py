@@ -31,7 +31,13 @@ def load_document(path: Path) -> dict[str, Any]:
     from pytest_agentbench.scoring.merged import build_document
 
     if path.is_dir():
-        return build_document(merge(load_source(path)))
+        from pytest_agentbench.judge.tally import judgements_block
+
+        document = build_document(merge(load_source(path)))
+        judged = judgements_block(path)
+        if judged is not None:
+            document["judgements"] = judged
+        return document
     return read_document(path)
 
 
@@ -82,6 +88,10 @@ def render(document: dict[str, Any], form: str, source: Path) -> str:
         blocks.append(
             render_rollups(document["rollups"], f"agentbench report {source} --format md")
         )
+    if document.get("judgements"):
+        from pytest_agentbench.report.judgements import terminal_lines
+
+        blocks.append(terminal_lines(document["judgements"]))
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_agentbench.fs.wording import plural
-from pytest_agentbench.report import arms
+from pytest_agentbench.report import arms, judgements
 from pytest_agentbench.report.breakdowns import (
     CLASS_HEADERS,
     INTEGRITY_HEADERS,
@@ -175,6 +175,10 @@ def render_markdown(document: dict[str, Any]) -> str:
     if any(r.get("measures") for r in reports):
         lines += ["", "## Code measures (medians over scored trials; see docs/measures.md)", ""]
         lines += _table(MEASURE_HEADERS, measure_rows(named))
+    judged = document.get("judgements")
+    if judged:
+        lines += [*judgements.heading(judged), *_table(judgements.HEADERS, judgements.rows(judged))]
+        lines += ["", *(f"- {line}" for line in judgements.notes(judged))]
     lines += ["", "## Tasks (first exact per repeat: P pass, F fail, - not scored)", ""]
     outcomes = [{t["id"]: t["outcomes"] or UNKNOWN for t in r["tasks"]} for r in reports]
     task_ids = sorted({t for o in outcomes for t in o})

@@ -43,7 +43,7 @@ def remeasure(
             why = "its task is not in the sources" if task is None else "its task changed since"
             done.left[directory.name] = why
             continue
-        change = _kept_change(directory / CHANGE_FILE, observation)
+        change = kept_change(directory / CHANGE_FILE, observation)
         if change is None:
             done.left[directory.name] = f"it kept no {CHANGE_FILE}"
             continue
@@ -55,9 +55,9 @@ def remeasure(
     return done
 
 
-def _kept_change(path: Path, observation: Observation) -> str | None:
-    """The trial's change; "" when the run measured it and found no file touched (an empty
-    change writes no file); None when it is not known."""
+def kept_change(path: Path, observation: Observation) -> str | None:
+    """The trial's kept change (change.patch); "" when the run measured it and found no file
+    touched (an empty change writes no file); None when it is not known."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

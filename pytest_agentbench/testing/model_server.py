@@ -22,6 +22,12 @@ A script is JSON:
        {"fault": "hang", "seconds": 30}
      ]}
 
+A judge persona answers the blind pairwise prompts of `agentbench judge` by a rule instead of
+the turns: `{"judge": "shorter", "turns": []}` prefers the change whose diff has fewer lines
+(a tie when equal) and names one minor finding in the longer one; `"first"` always answers
+"A". It reads the two diffs from the prompt's "## Change A" / "## Change B" sections. A
+request without `"stream": true` gets one JSON response (Chat Completions and Messages).
+
 Only requests that carry tools advance the script (clients also send side requests, e.g.
 for a title); side requests get `side_message` and `side_usage`. A client asked with no tools
 at all (an agent CLI as a judge) sends only side requests: its answer is `side_message`. A
@@ -111,6 +117,25 @@ class Script:
     side_message: str = "Scripted session"
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     model: str = "scripted-model"
+    judge: str | None = None  # a judge persona (JUDGES), answering judge prompts by rule
+
+
+JUDGES = ("shorter", "first")
+_CHANGE = re.compile(r"^## Change ([AB])\n.*?^(`{3,})diff\n(.*?)^\2$", re.DOTALL | re.MULTILINE)
+
+
+def judge_answer(persona: str, prompt: str) -> str:
+    """The persona's verdict on a judge prompt (see the module), as the JSON it asks for."""
+    diffs = {label: body for label, _fence, body in _CHANGE.findall(prompt)}
+    if persona == "first" or set(diffs) != {"A", "B"}:
+        return json.dumps({"verdict": "A", "findings": []})
+    size = {label: len(body.splitlines()) for label, body in diffs.items()}
+    if size["A"] == size["B"]:
+        return json.dumps({"verdict": "tie", "findings": []})
+    shorter, longer = ("A", "B") if size["A"] < size["B"] else ("B", "A")
+    finding = {"change": longer, "severity": "minor", "file": "", "line": None}
+    finding["text"] = "a longer change than the task needs"
+    return json.dumps({"verdict": shorter, "findings": [finding]})
 
 
 def load_script(source: Path | str | Mapping[str, Any]) -> Script:
@@ -134,7 +159,14 @@ def load_script(source: Path | str | Mapping[str, Any]) -> Script:
         side_message=str(data.get("side_message", Script.side_message)),
         idle_timeout=float(data.get("idle_timeout", DEFAULT_IDLE_TIMEOUT)),
         model=str(data.get("model", Script.model)),
+        judge=_parse_judge(data.get("judge"), f"{where}: judge"),
     )
+
+
+def _parse_judge(raw: Any, where: str) -> str | None:
+    if raw is not None and raw not in JUDGES:
+        raise ScriptError(f"{where}: {raw!r} is not a judge persona; use one of {JUDGES}")
+    return raw
 
 
 def _parse_usage(raw: Any, where: str) -> Usage | None:
@@ -224,7 +256,7 @@ class RequestRecord:
     protocol: str
     has_tools: bool
     turn: int | None  # script turn played; None for side requests and beyond the script
-    served: str  # "calls", "message", "side", "fault:429", "drop", "hang", "end-of-script"
+    served: str  # "calls", "message", "side", "judge", "fault:429", "drop", "hang", "end-of-script"
     usage: dict[str, int] | None  # None when no usage was reported (faults)
     body: Any = field(repr=False, default=None)
     tools: list[str] = field(default_factory=list)  # the tool calls served, by name, in order
@@ -297,6 +329,10 @@ class Protocol:
     def error_body(self, status: int) -> dict[str, Any]:
         kind = _ERROR_KINDS.get(status, "api_error")
         return {"error": {"message": f"scripted {status} ({kind})", "type": kind, "code": kind}}
+
+    def complete(self, reply: Reply, model: str, seq: int) -> dict[str, Any] | None:
+        """A text reply as one JSON response (not streamed); None: not served so."""
+        return None
 
 
 _ERROR_KINDS = {
@@ -508,6 +544,25 @@ class MessagesProtocol(FileToolsProtocol):
         kind = _ERROR_KINDS.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": f"scripted {status} ({kind})"}}
 
+    def complete(self, reply: Reply, model: str, seq: int) -> dict[str, Any] | None:
+        u = reply.usage
+        usage = {
+            "input_tokens": u.input - u.cached_input - u.cache_write,
+            "cache_creation_input_tokens": u.cache_write,
+            "cache_read_input_tokens": u.cached_input,
+            "output_tokens": u.output,
+        }
+        content = [{"type": "text", "text": reply.text}]
+        return {
+            "id": f"msg_{seq}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": "end_turn",
+            "usage": usage,
+        }
+
 
 class ChatProtocol(FileToolsProtocol):
     """OpenAI Chat Completions as opencode speaks it: bash, read, write, edit."""
@@ -559,6 +614,22 @@ class ChatProtocol(FileToolsProtocol):
         yield _sse(None, {**base, "choices": [], "usage": usage})
         yield _sse(None, "[DONE]")
 
+    def complete(self, reply: Reply, model: str, seq: int) -> dict[str, Any] | None:
+        u = reply.usage
+        message = {"role": "assistant", "content": reply.text}
+        return {
+            "id": f"chatcmpl-{seq}",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {
+                "prompt_tokens": u.input,
+                "completion_tokens": u.output,
+                "total_tokens": u.input + u.output,
+                "prompt_tokens_details": {"cached_tokens": u.cached_input},
+            },
+        }
+
 
 PROTOCOLS: dict[str, Protocol] = {
     "/v1/responses": ResponsesProtocol(),
@@ -597,6 +668,10 @@ class ScriptPlayer:
         return self._position >= len(self.script.turns)
 
     def next_step(self, protocol: Protocol, body: Mapping[str, Any]) -> Step:
+        if self.script.judge is not None:
+            prompt = "\n".join(_strings(body.get("messages")))
+            text = judge_answer(self.script.judge, prompt)
+            return Step("judge", None, Reply(self.script.usage, text=text))
         if not protocol.tool_names(body):
             return Step("side", None, Reply(self.script.side_usage, text=self.script.side_message))
         with self._lock:
@@ -785,13 +860,13 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 tools=[use.name for use in step.reply.tool_uses] if step.reply else [],
             )
             try:
-                self._serve(protocol, step)
+                self._serve(protocol, step, body)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (its own timeout); nothing to answer
             finally:
                 server.touch()
 
-        def _serve(self, protocol: Protocol, step: Step) -> None:
+        def _serve(self, protocol: Protocol, step: Step, body: Mapping[str, Any]) -> None:
             if step.status is not None:
                 self._json(step.status, protocol.error_body(step.status))
                 return
@@ -799,6 +874,13 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 server.sleep(step.hang_seconds)
                 self.close_connection = True
                 return
+            seq = len(server.requests)
+            reply = step.reply
+            if reply is not None and not reply.tool_uses and not body.get("stream"):
+                whole = protocol.complete(reply, server.script.model, seq)
+                if whole is not None:
+                    self._json(200, whole)
+                    return
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
@@ -809,9 +891,8 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(b": scripted stream drop\n\n")
                 self.wfile.flush()
                 return
-            assert step.reply is not None
-            seq = len(server.requests)
-            for event in protocol.stream(step.reply, server.script.model, seq):
+            assert reply is not None
+            for event in protocol.stream(reply, server.script.model, seq):
                 self.wfile.write(event)
             self.wfile.flush()
 
