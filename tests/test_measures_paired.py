@@ -240,3 +240,77 @@ def test_bad_measure_gates_name_the_file_the_gate_and_the_field(
         load_gates(path)
     assert str(error.value).startswith(f"{path}: ")
     assert words in str(error.value)
+
+
+# ---- a run with arms, end to end ----------------------------------------------------------
+
+
+def by_hand(observations: list[Observation], arm: str, base: str = "vanilla") -> float:
+    """The mean over tasks of arm's median lines_added minus base's, from the raw trials."""
+    from statistics import median
+
+    def medians(name: str) -> dict[str, float]:
+        found: dict[str, list[int]] = {}
+        for o in observations:
+            if o.get("arm") == name and o["status"] == "scored":
+                found.setdefault(o["task"], []).append(o["measures"]["lines_added"])
+        return {task: median(values) for task, values in found.items()}
+
+    old, new = medians(base), medians(arm)
+    differences = [new[task] - old[task] for task in old if task in new]
+    return sum(differences) / len(differences)
+
+
+def test_a_run_with_arms_reports_each_treatment_s_paired_measures(
+    pytester: pytest.Pytester,
+) -> None:
+    import json
+
+    from test_arms_run import MOCK, agentbench, suite
+
+    args = suite(pytester)
+    opts = ["--agent-opt", "pass_prob=0.2", "--agent-opt", "pass_prob.arm.core=1"]
+    result = pytester.runpytest_subprocess(
+        *MOCK, *args, *opts, "--repeats=2", "--agentbench-dir=run", "--agentbench-json=r.json",
+        "-v",
+    )  # fmt: skip
+    report = json.loads((pytester.path / "r.json").read_text())
+    arms = report["arms"]
+    core = next(p for p in arms["paired"] if p["arm"] == "core")
+    figure = core["measures"]["figures"]["lines_added"]
+    assert figure["tasks"] == core["measures"]["tasks"] == 4 and figure["left_out"] == []
+    assert figure["point"] == pytest.approx(by_hand(report["observations"], "core"))
+    assert {row["arm"]: row["measures"]["trials"] for row in arms["arms"]} == {
+        "vanilla": 8, "core": 8, "seed-wrong": 4, "seed-correct": 4,
+    }  # fmt: skip
+    shown = f"{figure['point']:+.2f}".replace(".00", "")
+    result.stdout.fnmatch_lines(
+        [
+            "core measures, median of 8 scored trials: files *",
+            f"core - vanilla measures, mean difference over 4 tasks: files * lines added {shown}*",
+        ]
+    )
+    markdown = agentbench(pytester.path, "report", "run", "--format", "md").stdout
+    rows = [line.split("|")[1:6] for line in markdown.split("## Arms")[1].splitlines()]
+    assert ["core - vanilla", "lines_added", shown, "too few tasks", "4"] in [
+        [cell.strip() for cell in row] for row in rows
+    ]
+    gates = pytester.path / "gates.toml"
+    limit = figure["point"]
+    gates.write_text(f'[[gate]]\nmetric = "measures.lines_added"\nmax_increase = {limit}\n')
+    compared = agentbench(
+        pytester.path, "compare", "run", "--arms", "vanilla,core", "--gates", str(gates)
+    )
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert "code measures, candidate - base" in compared.stdout
+    gates.write_text(f'[[gate]]\nmetric = "measures.lines_added"\nmax_increase = {limit - 1}\n')
+    compared = agentbench(
+        pytester.path, "compare", "run", "--arms", "vanilla,core", "--gates", str(gates)
+    )
+    assert compared.returncode == 1, compared.stdout + compared.stderr
+    assert "gate measures.lines_added: FAIL: lines_added point" in compared.stdout
+    gates.write_text('[[gate]]\nmetric = "measures.line_added"\nmax_increase = 0\n')
+    bad = agentbench(
+        pytester.path, "compare", "run", "--arms", "vanilla,core", "--gates", str(gates)
+    )
+    assert bad.returncode == 2 and "gate 1 (unnamed): field 'metric'" in bad.stderr
