@@ -278,7 +278,8 @@ def test_bad_count_gates_name_the_field(tmp_path: Path, body: str, words: str) -
         (
             '[[gate]]\nmetric = "passes"\nmargin = 0\noutcom = "final_exact"\n',
             ":4: unknown key `outcom` in gate 1 (unnamed) (did you mean `outcome`?); a gate takes "
-            "name, metric, bound, margin, factor, outcome (docs/ci.md, Gates)",
+            "name, metric, bound, margin, factor, outcome, max_increase, min_increase "
+            "(docs/ci.md, Gates)",
         ),
         (
             '[[gate]]\nmetric = "passes"\nmargin = 0\n\n[[gate]]\nnmae = "x"\n'

@@ -152,6 +152,8 @@ def render(comparison: Any) -> list[str]:
     lines.append(f"bootstrap seed {comparison.seed}")
     if paired_trajectory_text(comparison.trajectories):
         lines.append("candidate - base, " + paired_trajectory_text(comparison.trajectories))
+    if comparison.measures:
+        lines += ["", *measure_table(comparison.measures)]
     if len(comparison.classes) > 1:
         lines += ["", *class_table(comparison.classes)]
     if comparison.no_solution:
@@ -163,6 +165,19 @@ def render(comparison: Any) -> list[str]:
         lines.append("excluded:")
         lines += [f"  {e['task']} ({e['metrics']}): {e['reason']}" for e in comparison.excluded]
     return lines
+
+
+def measure_table(block: dict[str, Any]) -> list[str]:
+    """Per code measure figure: candidate - base, the mean per-task difference of the medians
+    with its interval and how many tasks paired."""
+    from pytest_agentbench.report.measures import PAIRED_MEASURE_HEADERS, paired_measure_rows
+
+    rows = [row[1:] for row in paired_measure_rows([("", block)])]
+    title = (
+        "code measures, candidate - base: mean per-task difference of the medians over "
+        f"scored trials ({plural(block['tasks'], 'task')} paired)"
+    )
+    return [title, *format_table(PAIRED_MEASURE_HEADERS[1:], rows, right={1, 3})]
 
 
 def class_table(classes: list[dict[str, Any]]) -> list[str]:

@@ -308,3 +308,9 @@ def with_ratios(
         mine, theirs = trial[name], (reference or {}).get(name)
         out[f"{name}_ratio"] = None if mine is None or not theirs else round(mine / theirs, 6)
     return out
+
+
+def figure_names() -> list[str]:
+    """Every figure a measure can add to an Observation's `measures`, ratios included."""
+    names = [name for figures in FIGURES.values() for name in figures]
+    return names + [f"{name}_ratio" for name in RATIOS]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_agentbench.fs.wording import plural, points
+from pytest_agentbench.report.measures import measure_line, paired_measure_line
 from pytest_agentbench.report.trajectories import paired_trajectory_text
 
 ARM_HEADERS = ["arm", "trials", "first", "final", "quality", "coverage", "tokens", "cost", "wall s"]
@@ -162,6 +163,22 @@ def anchor_lines(block: dict[str, Any]) -> list[str]:
             + (f"; skipped {plural(len(skipped), 'task')} without it" if skipped else "")
         )
     return lines
+
+
+def measure_lines(block: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The code measures for the terminal: each arm's medians in a line, and each treatment's
+    mean per-task differences from vanilla in a line."""
+    medians = [
+        measure_line(row["measures"], f"{row['arm']} measures")
+        for row in block["arms"]
+        if row.get("measures")
+    ]
+    paired = [
+        paired_measure_line(pair["measures"], f"{pair['arm']} - vanilla")
+        for pair in block["paired"]
+        if pair.get("measures")
+    ]
+    return medians, paired
 
 
 def delivery_lines(block: dict[str, Any]) -> list[str]:

@@ -14,7 +14,12 @@ from pytest_agentbench.report.breakdowns import (
     integrity_rows,
 )
 from pytest_agentbench.report.evidence import evidence_lines
-from pytest_agentbench.report.measures import MEASURE_HEADERS, measure_rows
+from pytest_agentbench.report.measures import (
+    MEASURE_HEADERS,
+    PAIRED_MEASURE_HEADERS,
+    measure_rows,
+    paired_measure_rows,
+)
 from pytest_agentbench.report.terminal import ROLLUP_HEADERS, rollup_figures
 from pytest_agentbench.report.trajectories import TRAJECTORY_HEADERS, trajectory_rows
 from pytest_agentbench.scoring.configurations import configurations_of
@@ -96,11 +101,20 @@ def _rollups(rollups: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _arms(block: dict[str, Any]) -> list[str]:
-    """Each treatment paired with vanilla, its usage ratios and the anchor arms."""
+def _arms(block: dict[str, Any], medians: bool) -> list[str]:
+    """Each treatment paired with vanilla, its usage ratios and code measures, and the anchor
+    arms; with `medians`, each arm's measures' medians (a document of one configuration, whose
+    arms have no report of their own)."""
     lines = ["", "## Arms: each treatment paired with vanilla", ""]
     lines += [" ".join(arms.NOTES), "", *_table(arms.PAIRED_HEADERS, arms.paired_rows(block))]
     lines += ["", *_table(arms.RATIO_HEADERS, arms.ratio_rows(block))]
+    measured = [(f"{p['arm']} - vanilla", p.get("measures")) for p in block["paired"]]
+    if any(m for _, m in measured):
+        lines += ["", "Code measures: mean per-task difference of the medians (docs/measures.md)"]
+        lines += ["", *_table(PAIRED_MEASURE_HEADERS, paired_measure_rows(measured))]
+    if medians and any(row.get("measures") for row in block["arms"]):
+        named = [(row["arm"], row) for row in block["arms"]]
+        lines += ["", *_table(["arm", *MEASURE_HEADERS[1:]], measure_rows(named))]
     if block["anchors"]:
         lines += ["", *_table(arms.ANCHOR_HEADERS, arms.anchor_rows(block))]
     return lines + [f"- {line}" for line in arms.delivery_lines(block)]
@@ -143,7 +157,7 @@ def render_markdown(document: dict[str, Any]) -> str:
     headers += ["cost USD / success", "output tokens (median)", "wall s (total)", "similarity"]
     lines = ["# agentbench report", "", "## Leaderboard", "", *_table(headers, rows)]
     if document.get("arms"):
-        lines += _arms(document["arms"])
+        lines += _arms(document["arms"], medians=len(reports) == 1)
     notes = [(n, line) for n, r in zip(names, reports, strict=True) for line in evidence_lines(r)]
     if notes:
         lines += ["", "## Evidence", "", *(f"- {name}: {line}" for name, line in notes)]

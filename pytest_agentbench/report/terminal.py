@@ -275,15 +275,20 @@ def render(
 
 def arms_section(block: dict[str, Any], where: str) -> Section:
     """Per-arm rows, each treatment's paired difference from vanilla and the anchor arms in
-    full; delivery and the legend as the budget allows."""
+    full; the code measures (paired differences first), delivery and the legend as the budget
+    allows."""
     from pytest_agentbench.report import arms
 
     table = format_table(arms.ARM_HEADERS, arms.arm_rows(block), right=set(range(1, 9)))
     head = ["", "arms (each arm its own configuration; figures above pool them):", *table]
-    rows = [*arms.delivery_lines(block), *arms.NOTES]
+    medians, paired = arms.measure_lines(block)
+    rows = [*medians, *paired, *arms.delivery_lines(block), *arms.NOTES]
+    # Cut to the budget, the paired measures are kept first: the reports have every figure.
+    ranked = [*range(len(medians), len(medians) + len(paired)), *range(len(medians))]
     return Section(
         head=head + arms.paired_lines(block) + arms.anchor_lines(block),
         rows=rows,
+        ranked=[*ranked, *range(len(ranked), len(rows))],
         more=lambda hidden, shown: [f"... {plural(hidden, 'more arms line')}: {where}"],
     )
 

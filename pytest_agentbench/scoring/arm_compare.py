@@ -3,8 +3,9 @@
 The pairing is `agentbench compare`'s (compare.py): per task, rate differences with a
 bootstrap interval and a sign test over tasks, token/cost/time ratios as geometric means; per
 trial, pairs in repeat order counted both / vanilla only / treatment only / neither, with the
-exact McNemar test on the discordant ones. Anchor arms (a `task:` prompt prefix) add their
-solve rate over vanilla's on the tasks they ran.
+exact McNemar test on the discordant ones; per code measure figure, the mean per-task
+difference of the medians (each arm's row has its measures' medians). Anchor arms (a `task:`
+prompt prefix) add their solve rate over vanilla's on the tasks they ran.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ def arms_block(
                 **{key: summary.get(key) for key in ARM_FIGURES},
                 **{f"mean_{key}": _mean_usage(config.observations, key) for key in RATIO_METRICS},
                 "skills_found": skills_found(config.observations),
+                "measures": report["measures"],
             }
         )
         if config.name == VANILLA:
@@ -152,6 +154,7 @@ def arms_block(
                 },
                 "excluded": comparison.excluded,
                 "trajectories": comparison.trajectories,
+                "measures": comparison.measures,
             }
         )
         if config.name in anchors:

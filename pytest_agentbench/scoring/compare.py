@@ -3,9 +3,11 @@
 Per task: candidate - base pass rates and candidate / base mean usage, however many trials each
 side has. Suite: the mean rate difference and the geometric-mean usage ratio, each with a 90%
 bootstrap interval over tasks and an exact sign test; for the two outcomes, an exact McNemar test
-on paired trials and the pessimistic pass counts of count gates. Gates (TOML) turn the result
-into an exit code for CI. No-solution tasks are scored on integrity, never on accuracy: they
-are left out of every pair and count. The paired tasks are also pooled per task class.
+on paired trials and the pessimistic pass counts of count gates; per code measure figure, the
+mean per-task difference of the two sides' medians (scoring/measures.py). Gates (TOML) turn
+the result into an exit code for CI. No-solution tasks are scored on integrity, never on
+accuracy: they are left out of every pair and count. The paired tasks are also pooled per
+task class.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ import math
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.fs.wording import plural, points, quoted
+from pytest_agentbench.grading.measures import figure_names
 from pytest_agentbench.run.store import configuration_identity, identity_differences
 from pytest_agentbench.scoring.configurations import Configuration
+from pytest_agentbench.scoring.measures import paired_measures
 from pytest_agentbench.scoring.stats import (
     COMPARE_SEED,
     MIN_PAIRS,
@@ -41,7 +46,9 @@ OUTCOMES: tuple[Outcome, ...] = ("first_exact", "final_exact")  # per trial: McN
 PAIRING_FIELDS = ("oracle_recoveries", "retry_failures", "agent_timeout", "sandbox")
 TASKS_FIELD = "tasks"  # the declared task set, beside the identity's fields
 BOUNDS = ("lower", "upper", "point")
-GATE_KEYS = ("name", "metric", "bound", "margin", "factor", "outcome")
+MEASURE_PREFIX = "measures."  # a gate's metric naming a code measure figure
+MEASURE_LIMITS = ("max_increase", "min_increase")  # a measure gate's limit: <= or >=
+GATE_KEYS = ("name", "metric", "bound", "margin", "factor", "outcome", *MEASURE_LIMITS)
 PASS, FAIL, UNDETERMINED = "pass", "fail", "undetermined"
 GATES_PASS, GATES_FAIL, GATES_UNDETERMINED = 0, 1, 3  # exit codes; 2 is bad input (cli.py)
 
@@ -106,6 +113,8 @@ class Comparison:
     no_solution: list[str] = field(default_factory=list)
     # Paired per-task differences of requests, tool calls and rounds (scoring.trajectories).
     trajectories: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Paired per-task differences of the code measures (None: no trial was measured).
+    measures: dict[str, Any] | None = None
     # The paired tasks' two sides (not in the JSON): what per-trial pairings are made of.
     pairs: list[tuple[TaskSide, TaskSide]] = field(default_factory=list, repr=False)
 
@@ -126,6 +135,7 @@ class Comparison:
             "excluded": self.excluded,
             "no_solution": self.no_solution,
             "trajectories": self.trajectories,
+            "measures": self.measures,
         }
 
 
@@ -371,6 +381,10 @@ def compare(
         result.suite[metric]["mcnemar"] = None
     result.passes = {o: pass_counts(base_sides, cand_sides, o) for o in OUTCOMES}
     result.classes = class_rows(result.tasks)
+    result.measures = paired_measures(
+        [(row["id"], b.trials, c.trials) for row, (b, c) in zip(result.tasks, pairs, strict=True)],
+        seed,
+    )
     paired = {row["id"] for row in result.tasks}
     result.trajectories = paired_differences(
         [o for o in base.observations if o["task"] in paired],
@@ -401,8 +415,53 @@ class Gate:
     name: str
     metric: str
     bound: str
-    limit: float  # margin for rates and pass counts, factor for ratios
+    limit: float  # margin for rates and pass counts, factor for ratios, a measure's increase
     outcome: Outcome = "first_exact"  # what a count gate counts
+    key: str = "margin"  # the field the limit came from (margin | factor | MEASURE_LIMITS)
+
+
+def _limit_key(where: str, metric: str, entry: dict[str, Any]) -> str:
+    """The one field that holds the gate's limit: `factor` for a ratio, `max_increase` or
+    `min_increase` for a measure, `margin` for the others; the others' fields are errors."""
+    if metric.startswith(MEASURE_PREFIX):
+        given = [key for key in MEASURE_LIMITS if key in entry]
+        wrong = [key for key in ("margin", "factor") if key in entry]
+        if wrong or len(given) != 1:
+            raise ValueError(
+                f"{where}: metric {metric} takes one of 'max_increase' (the candidate's mean "
+                f"increase must be <= it) or 'min_increase' (>= it)"
+                + (f", not '{wrong[0]}'" if wrong else "")
+            )
+        return given[0]
+    measure_key = next((key for key in MEASURE_LIMITS if key in entry), None)
+    if measure_key is not None:
+        raise ValueError(f"{where}: field '{measure_key}' belongs to measure gates (measures.NAME)")
+    key, other = ("factor", "margin") if metric in RATIO_METRICS else ("margin", "factor")
+    if other in entry:
+        raise ValueError(f"{where}: metric {metric} takes '{key}', not '{other}'")
+    return key
+
+
+def _metric(where: str, metric: Any) -> str:
+    """The gate's metric, checked: a known metric, or measures.NAME of a known figure."""
+    metrics = (*RATE_METRICS, *RATIO_METRICS, COUNT_METRIC)
+    if isinstance(metric, str) and metric.startswith(MEASURE_PREFIX):
+        known = figure_names()
+        name = metric.removeprefix(MEASURE_PREFIX)
+        if name not in known:
+            near = get_close_matches(name, known, n=1)
+            hint = f" (did you mean {MEASURE_PREFIX}{near[0]}?)" if near else ""
+            raise ValueError(
+                f"{where}: field 'metric': no code measure figure {name!r}{hint}; "
+                f"measures.NAME takes one of {', '.join(known)} (docs/measures.md)"
+            )
+        return metric
+    if metric not in metrics:
+        raise ValueError(
+            f"{where}: field 'metric' must be one of {' | '.join(metrics)} or measures.NAME "
+            f"(a code measure figure), got {metric!r}"
+        )
+    return str(metric)
 
 
 def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
@@ -411,12 +470,7 @@ def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
     unknown = unknown_keys(entry, GATE_KEYS, path, within=("gate",), index=index - 1, label=label)
     if unknown:  # a misspelt key would load with its default and let the gate pass
         raise ValueError(f"{unknown}; a gate takes {', '.join(GATE_KEYS)} (docs/ci.md, Gates)")
-    metric = entry.get("metric")
-    metrics = (*RATE_METRICS, *RATIO_METRICS, COUNT_METRIC)
-    if metric not in metrics:
-        raise ValueError(
-            f"{where}: field 'metric' must be one of {' | '.join(metrics)}, got {metric!r}"
-        )
+    metric = _metric(where, entry.get("metric"))
     bound = entry.get("bound", "point")
     if bound not in BOUNDS:
         raise ValueError(f"{where}: field 'bound' must be lower | upper | point, got {bound!r}")
@@ -431,9 +485,7 @@ def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
         raise ValueError(
             f"{where}: field 'outcome' must be first_exact | final_exact, got {outcome!r}"
         )
-    key, other = ("factor", "margin") if metric in RATIO_METRICS else ("margin", "factor")
-    if other in entry:
-        raise ValueError(f"{where}: metric {metric} takes '{key}', not '{other}'")
+    key = _limit_key(where, metric, entry)
     limit = entry.get(key)
     if isinstance(limit, bool) or not isinstance(limit, int | float):
         raise ValueError(f"{where}: field '{key}' must be a number (for example {key} = ...)")
@@ -443,7 +495,7 @@ def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
         )
     if key == "factor" and limit <= 0:
         raise ValueError(f"{where}: field 'factor' must be > 0, got {limit}")
-    return Gate(str(entry.get("name", metric)), metric, bound, float(limit), outcome)
+    return Gate(str(entry.get("name", metric)), metric, bound, float(limit), outcome, key)
 
 
 def load_gates(path: Path) -> list[Gate]:
@@ -495,13 +547,13 @@ def evaluate_gate(gate: Gate, comparison: Comparison) -> tuple[str, str]:
     """
     if gate.metric == COUNT_METRIC:
         return _count_gate(gate, comparison)
+    if gate.metric.startswith(MEASURE_PREFIX):
+        return _measure_gate(gate, comparison)
     summary = comparison.suite[gate.metric]
+    value = _bound_value(gate, summary)
     if gate.bound == "point":
-        value = summary["point"]
         missing = f"no usable task pairs for {gate.metric}"
     else:
-        interval = summary["interval"]
-        value = None if interval is None else interval[0 if gate.bound == "lower" else 1]
         missing = summary["note"] or f"no interval for {gate.metric}"
     if value is None:
         return UNDETERMINED, f"{gate.name}: undetermined: {missing}"
@@ -521,6 +573,42 @@ def evaluate_gate(gate: Gate, comparison: Comparison) -> tuple[str, str]:
             f"{gate.metric} ({shown}); the {summary['pairs']} pairs give {text}"
         )
     return (PASS if ok else FAIL), f"{gate.name}: {'pass' if ok else 'FAIL'}: {text}"
+
+
+def _bound_value(gate: Gate, summary: dict[str, Any]) -> float | None:
+    """The figure a gate judges: the point, or the interval end its bound names."""
+    if gate.bound == "point":
+        return summary["point"]
+    interval = summary["interval"]
+    return None if interval is None else interval[0 if gate.bound == "lower" else 1]
+
+
+def _measure_gate(gate: Gate, comparison: Comparison) -> tuple[str, str]:
+    """A gate on a measure's mean per-task increase, candidate - base. Undetermined when no
+    trial has the figure, the figure is unknown, or a paired task is left out of it (one side
+    does not know it) or out of the comparison: a figure over part of the suite does not
+    speak for the suite, and a change too big to measure must not slip past a size gate."""
+    name = gate.metric.removeprefix(MEASURE_PREFIX)
+    figure = (comparison.measures or {}).get("figures", {}).get(name)
+    if figure is None:
+        return UNDETERMINED, f"{gate.name}: undetermined: no trial on either side has {name}"
+    value = _bound_value(gate, figure)
+    if value is None:
+        missing = "no task pairs" if not figure["tasks"] else figure["note"]
+        return UNDETERMINED, f"{gate.name}: undetermined: {name}: {missing}"
+    ok = value <= gate.limit if gate.key == "max_increase" else value >= gate.limit
+    sign = ("<=" if ok else ">") if gate.key == "max_increase" else (">=" if ok else "<")
+    text = f"{name} {gate.bound} {value:+.4g} {sign} {gate.key} {gate.limit:+g}"
+    left_out = comparison.excluded_from(gate.metric) + figure["left_out"]
+    if left_out:
+        shown = ", ".join(left_out[:5]) + (", ..." if len(left_out) > 5 else "")
+        return UNDETERMINED, (
+            f"{gate.name}: undetermined: {plural(len(left_out), 'task')} without {name} on a "
+            f"side or excluded ({shown}); the {figure['tasks']} pairs give {text}"
+        )
+    return (
+        PASS if ok else FAIL
+    ), f"{gate.name}: {'pass' if ok else 'FAIL'}: {text} over {plural(figure['tasks'], 'task')}"
 
 
 def gates_exit_code(verdicts: list[str]) -> int:

@@ -512,6 +512,7 @@
       evidenceSection(index),
       spendSection(index),
       trajectoriesSection(index),
+      measuresSection(index),
       meteringSection(index),
       rollupsSection(index),
       runsSection(index),
@@ -652,6 +653,24 @@
       ),
       note(
         "First exact: the mean per-task difference with its bootstrap interval; trials paired within each task.",
+      ),
+      armsMeasures(arms),
+    );
+  }
+
+  function armsMeasures(arms) {
+    const measured = arms.paired.filter((pair) => pair.measures);
+    if (!measured.length) return null;
+    return h(
+      "div",
+      { class: "grid arms-measures" },
+      measured.map((pair) =>
+        h(
+          "div",
+          { class: "card" },
+          h("h3", null, `code measures, ${pair.arm} − ${pair.base}`),
+          pairedMeasuresTable(pair.measures),
+        ),
       ),
     );
   }
@@ -1062,6 +1081,58 @@
         ),
     );
     return body ? section("Trajectories", body) : null;
+  }
+
+  /** Each configuration's (each arm's) code measures: per figure, its median and how many
+   * scored trials knew it (docs/measures.md); the figures are the block's, whatever they are. */
+  function measuresSection(index) {
+    const body = perConfiguration(
+      index,
+      (c) => c.measures,
+      (block) => [
+        note(`${fmtCount(block.trials)} measured scored trials`),
+        table(
+          ["figure", h("th", { class: "num" }, "median"), h("th", { class: "num" }, "trials")],
+          Object.entries(block.figures).map(([name, figure]) =>
+            h(
+              "tr",
+              { "data-figure": name },
+              td(name, "wrap"),
+              td(fmtNumber(figure.median), "num"),
+              td(fmtCount(figure.trials), "num"),
+            ),
+          ),
+        ),
+      ],
+    );
+    return body ? section("Code measures", { class: "measures" }, body) : null;
+  }
+
+  /** Paired code measures, candidate − base: per figure the mean per-task difference of the
+   * medians, its interval over tasks and how many tasks paired. */
+  function pairedMeasuresTable(block) {
+    return table(
+      [
+        "figure",
+        h("th", { class: "num" }, "mean difference"),
+        h("th", { class: "num" }, "tasks"),
+      ],
+      Object.entries(block.figures).map(([name, figure]) =>
+        h(
+          "tr",
+          { "data-figure": name },
+          td(name, "wrap"),
+          td(
+            withInterval(
+              fmtSigned(figure.point),
+              fmtInterval(figure.interval, fmtSigned) || (figure.tasks ? "too few tasks" : "no task pairs"),
+            ),
+            "num",
+          ),
+          td(fmtCount(figure.tasks), "num"),
+        ),
+      ),
+    );
   }
 
   /** Lines the terminal report prints (evidence, metering), as the other reports word them. */
@@ -1918,6 +1989,7 @@
       ratio: t.tokens_ratio,
     }));
     view.trajectories.differences = doc.trajectories;
+    view.measures = doc.measures || null;
     return view;
   }
 
@@ -1963,6 +2035,7 @@
       metricsSection(view),
       mcnemarSection(view),
       compareTrajectories(ctx, view),
+      compareMeasures(view),
       compareTasks(view),
     );
     return { title: "Compare", node };
@@ -2154,6 +2227,18 @@
               .join(", ")}.`,
           )
         : null,
+    );
+  }
+
+  function compareMeasures(view) {
+    if (!view.measures) return null;
+    return section(
+      "Code measures, candidate − base",
+      { class: "compare-measures" },
+      note(
+        `Mean over ${fmtCount(view.measures.tasks)} paired tasks of the candidate's median minus the base's, over scored trials; the interval is over tasks.`,
+      ),
+      pairedMeasuresTable(view.measures),
     );
   }
 
