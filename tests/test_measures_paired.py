@@ -148,7 +148,7 @@ def test_a_figure_paired_on_fewer_tasks_says_how_many() -> None:
         ]
     )
     assert paired_measure_line(block, "x - y") == (  # type: ignore[arg-type]
-        "x - y measures, mean difference over 2 tasks: files +0.50 · lines added +1 (1 tasks)"
+        "x - y measures, mean difference over 2 tasks: files +0.50 · lines added +1 (1 task)"
     )
 
 
