@@ -4,11 +4,14 @@ what the upstream sent, counts land on the right trial, faults come on schedule,
 from __future__ import annotations
 
 import datetime
+import errno
 import http.client
 import ipaddress
 import json
+import os
 import socket
 import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +26,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from pytest_agentbench.meter.client import MeterProcess
+from pytest_agentbench.meter import client
+from pytest_agentbench.meter.client import MeterError, MeterProcess
 from pytest_agentbench.meter.records import FAILURE_HEADER
 from pytest_agentbench.meter.server import RESPONSE_LIMIT, Relayed
 from pytest_agentbench.testing.model_server import ScriptedModelServer
@@ -444,3 +448,43 @@ def test_a_hang_holds_the_request_and_does_not_hold_up_the_stop() -> None:
     assert (record["injected"], record["status"]) == ("hang", None)
     assert server.requests == []
     assert process._proc.returncode == 0  # a clean exit, not the kill after stop's wait
+
+
+def refusing_popen(monkeypatch: pytest.MonkeyPatch, refusals: list[int]) -> list[list[str]]:
+    """subprocess.Popen as the meter client sees it: each errno in refusals refuses one start,
+    in order, before the real Popen runs; returns the argv of every attempt."""
+    real = subprocess.Popen
+    attempts: list[list[str]] = []
+
+    def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        attempts.append(argv)
+        if refusals:
+            code = refusals.pop(0)
+            raise OSError(code, os.strerror(code), argv[0])
+        return real(argv, **kwargs)
+
+    monkeypatch.setattr(client.subprocess, "Popen", popen)
+    monkeypatch.setattr(client, "SPAWN_PAUSES", (0.0, 0.0, 0.0, 0.0))
+    return attempts
+
+
+def test_a_transient_refusal_to_start_the_proxy_is_outlasted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    attempts = refusing_popen(monkeypatch, [errno.ENOMEM, errno.EAGAIN])
+    meter = MeterProcess(max_seconds=30)
+    try:
+        assert len(attempts) == 3
+        assert meter.open_trial("http://127.0.0.1:9")[1].startswith(meter.root + "/t/")
+    finally:
+        meter.stop()
+
+
+@pytest.mark.parametrize(("refusals", "tries"), [([errno.ENOENT], 1), ([errno.ENOMEM] * 5, 5)])
+def test_a_lasting_refusal_to_start_the_proxy_is_a_meter_error(
+    monkeypatch: pytest.MonkeyPatch, refusals: list[int], tries: int
+) -> None:
+    attempts = refusing_popen(monkeypatch, refusals)
+    with pytest.raises(MeterError, match=r"metering proxy could not be started: .*Errno"):
+        MeterProcess(max_seconds=30)
+    assert len(attempts) == tries

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import secrets
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,27 @@ from typing import Any
 
 class MeterError(RuntimeError):
     """The metering proxy did not start or answer."""
+
+
+# A machine short of memory, processes or file handles for a moment refuses the interpreter's
+# exec; a few tries over about 4 s outlast such a moment, a missing interpreter fails at once.
+TRANSIENT_SPAWN_ERRORS = {errno.EAGAIN, errno.ENOMEM, errno.ETXTBSY, errno.ENFILE, errno.EMFILE}
+SPAWN_PAUSES = (0.25, 0.5, 1.0, 2.0)
+
+
+def _spawn(argv: list[str]) -> subprocess.Popen[bytes]:
+    """The proxy process, tried again after a transient refusal to start it."""
+    pauses = iter(SPAWN_PAUSES)
+    while True:
+        try:
+            return subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+        except OSError as exc:
+            pause = next(pauses, None)
+            if pause is None or exc.errno not in TRANSIENT_SPAWN_ERRORS:
+                raise MeterError(f"the metering proxy could not be started: {exc}") from exc
+        time.sleep(pause)
 
 
 class MeterProcess:
@@ -24,9 +47,7 @@ class MeterProcess:
         argv = [sys.executable, "-m", "pytest_agentbench.meter", "--max-seconds", str(max_seconds)]
         if log is not None:
             argv += ["--log", str(log)]
-        self._proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
+        self._proc = _spawn(argv)
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline().strip()
         if not line.isdigit():
