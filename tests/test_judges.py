@@ -196,13 +196,18 @@ def test_shorter_diff_judge_picks_the_shorter_arm_and_caches(
     vanilla = result["sides"]["vanilla"]
     assert (vanilla["wins"], vanilla["losses"], vanilla["ties"]) == (2, 0, 0)
     assert vanilla["win_rate"] == 1.0
-    assert vanilla["interval"] == pytest.approx(wilson_interval(2, 2))
+    assert vanilla["interval"] == pytest.approx([0.425029, 1.0], abs=1e-5)  # as worked above
+    assert vanilla["p_value"] == pytest.approx(0.5)  # sign test: 2 of 2, two-sided
+    core = result["sides"]["core"]
+    assert (core["wins"], core["losses"], core["win_rate"]) == (0, 2, 0.0)
+    assert core["interval"] == pytest.approx([0.0, 1 - 0.425029], abs=1e-5)
     assert result["position"]["consistency"] == 1.0
     assert result["findings"]["core"]["minor"] == 4 and result["findings"]["vanilla"]["minor"] == 0
     assert result["usage"]["calls"] == 4 and result["usage"]["cost_usd"] is None
     assert result["flags"] == []
     out = capsys.readouterr().out
-    assert "vanilla 2-0-0 win rate 1.00" in out
+    assert "vanilla 2-0-0 win rate 1.00 [0.43, 1.00], core 0-2-0 win rate 0.00 [0.00, 0.57]" in out
+    assert "consistency 1.00 of 2" in out and "FLAG" not in out
     assert main(["report", str(arm_run), "--format", "md"]) == 0
     assert "## Judges (vanilla vs core; either pairs)" in capsys.readouterr().out
 
@@ -228,8 +233,55 @@ def test_gold_with_a_shorter_diff_judge_scores_the_reference(
 ) -> None:
     with ScriptedModelServer({"judge": "shorter", "turns": []}) as server:
         assert judge(server, arm_run, "--gold", "--format", "json") == 0
-    gold = json.loads(capsys.readouterr().out)["judges"][0]["gold"]
+    result = json.loads(capsys.readouterr().out)["judges"][0]
+    gold = result["gold"]
     assert gold == {"pairs": 2, "answers": 4, "correct": 4, "accuracy": 1.0, "threshold": 0.8}
+    assert result["flags"] == []  # at or above the threshold: not flagged
+
+
+def test_gold_threshold_is_the_flag_line(arm_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with ScriptedModelServer({"judge": "first", "turns": []}) as server:
+        assert judge(server, arm_run, "--gold", "--gold-threshold", "0.5") == 0
+    out = capsys.readouterr().out
+    assert "gold accuracy 0.50 of 4" in out
+    assert "gold accuracy 0.50 <" not in out  # 0.5 is not below 0.5
+    assert "FLAG openai:judge-1: position consistency 0.00" in out
+
+
+def every_text(body: Any) -> list[str]:
+    if isinstance(body, str):
+        return [body]
+    if isinstance(body, dict):
+        return [t for v in body.values() for t in every_text(v)]
+    if isinstance(body, list):
+        return [t for v in body for t in every_text(v)]
+    return []
+
+
+def test_the_judge_never_reads_arm_agent_model_or_path(
+    arm_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A change that names its arm, the other arm, the agent, its model and where it ran: the
+    # words reach the judge redacted, and nothing else of the run reaches it either.
+    trial = arm_run / "trials" / "vanilla__t00-r0"
+    sandbox = "/tmp/agentbench-owner-1/agentbench-t00-vanilla-r0-k2j4/workspace"
+    (trial / "change.patch").write_text(
+        (trial / "change.patch").read_text()
+        + "--- /dev/null\n+++ b/where.txt\n@@ -0,0 +1,3 @@\n"
+        + "+written by Vanilla with mock (mock-1), unlike core\n"
+        + f"+kept in {arm_run}/trials/vanilla__t00-r0 and {arm_run.resolve()}\n"
+        + f"+ran in {sandbox}/notes.txt\n"
+    )
+    with ScriptedModelServer({"judge": "first", "turns": []}) as server:
+        assert judge(server, arm_run, "--gold") == 0
+        assert len(server.requests) == 8  # 2 pairs and 2 gold pairs, both orders
+        texts = [t for r in server.requests for t in every_text(r.body["messages"])]
+    seen = "\n".join(texts)
+    for word in ("vanilla", "core", "mock", str(arm_run.parent), "agentbench-t00"):
+        assert word.lower() not in seen.lower(), word
+    assert "+written by [redacted] with [redacted] ([redacted]), unlike [redacted]" in seen
+    assert "+kept in [redacted]/trials/[redacted] and [redacted]" in seen
+    assert "+ran in [redacted]/workspace/notes.txt" in seen
 
 
 def test_budget_stops_asking(arm_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
