@@ -39,7 +39,7 @@ CLAUDE_RESULT = {
         "output_tokens": 40,
     },
 }
-CODEX_EVENTS = [
+CODEX_EVENTS: list[dict[str, object]] = [
     {"type": "thread.started", "thread_id": "t-1"},
     {"type": "turn.started"},
     {"type": "item.completed", "item": {"type": "agent_message", "text": "thinking aloud"}},
