@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
@@ -18,6 +19,7 @@ from typing import Any
 import docker
 import numpy  # noqa: F401
 import pytest
+from tiny_tasks import make_tasks
 
 from pytest_agentbench.sandbox.bwrap import bwrap_works
 from pytest_agentbench.testing.clis import PINS
@@ -183,3 +185,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.longrepr = f"a real component is missing where it is required: {reason}"
     return report
+
+
+# The judges' mock run with two arms ---------------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+
+
+@pytest.fixture
+def arm_run(pytester: pytest.Pytester) -> Path:
+    """A finished mock run for the judges (tests/test_judges.py, tests/test_judge_agent.py):
+    two tiny tasks run under vanilla (always the reference change) and core (always the
+    reference plus a stray file: a longer diff), each task with a cheat tree for gold."""
+    tasks = make_tasks(pytester.path, 2)
+    for task in ("t00", "t01"):
+        cheat = tasks / task / "cheats" / "padded" / "notes.txt"
+        cheat.parent.mkdir(parents=True)
+        cheat.write_text(f"task {task[-1]}\nstatus: final\nchecked: yes\nsigned: yes\n")
+    shutil.copytree(EXAMPLES, pytester.path / "examples")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "-p", "no:cacheprovider", "--agent=mock", "--sandbox=tmp",
+        f"--tasks={tasks.name}", "--arms=examples/arms.toml", "--agentbench-dir=run",
+        "--agent-opt=pass_prob=1", "--agent-opt=pass_prob.arm.core=0",
+        "--agent-opt=wrong=extra", "-k", "vanilla or core",
+    )  # fmt: skip
+    assert (pytester.path / "run" / "observations.jsonl").is_file(), result.outlines[-20:]
+    return pytester.path / "run"

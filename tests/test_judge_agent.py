@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_agentbench.agents.prices import Price
+from pytest_agentbench.cli import main
 from pytest_agentbench.judge.agent import agent_asker
 from pytest_agentbench.judge.asking import JudgeError
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
@@ -38,7 +39,7 @@ CLAUDE_RESULT = {
         "output_tokens": 40,
     },
 }
-CODEX_EVENTS = [
+CODEX_EVENTS: list[dict[str, object]] = [
     {"type": "thread.started", "thread_id": "t-1"},
     {"type": "turn.started"},
     {"type": "item.completed", "item": {"type": "agent_message", "text": "thinking aloud"}},
@@ -248,3 +249,32 @@ def test_real_codex_judges_with_only_the_tool_it_cannot_drop(
     developer = [m for m in body["input"] if m.get("role") == "developer"]  # type: ignore[attr-defined]
     assert "JUDGE-SYSTEM-MARK" in json.dumps(developer)
     assert [r.served for r in server.requests] == ["message"]
+
+
+@pytest.mark.real
+def test_real_claude_judges_a_run_end_to_end(
+    arm_run: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    agentbench_model_server: ServerFactory,
+) -> None:
+    # The mock run's two tasks, each pair asked in both orders: four questions to Claude Code,
+    # answered by the scripted judge that prefers the shorter diff (vanilla's: no stray file).
+    real_cli("claude", monkeypatch)
+    server = agentbench_model_server({"judge": "shorter", "turns": []})
+    args = ["judge", str(arm_run), "--pair", "vanilla,core", "--judge-agent", "claude"]
+    args += ["--judge-model", "scripted-model", "--judge-base-url", server.base_url]
+    assert main([*args, "--judge-timeout", "120"]) == 0
+    out = capsys.readouterr().out
+    assert "agent:claude:scripted-model: vanilla 2-0-0 win rate 1.00 [0.43, 1.00]" in out
+    assert "consistency 1.00 of 2" in out and "FLAG" not in out
+    lines = (arm_run / "judgements.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == 4 and {r["judge"] for r in records} == {"agent:claude:scripted-model"}
+    assert all(r["error"] is None and r["winner"] == "vanilla" for r in records), records
+    assert sorted(r["verdict"] for r in records) == ["A", "A", "B", "B"]  # both orders asked
+    assert all(f["side"] == "core" for r in records for f in r["findings"])
+    assert {r.served for r in server.requests} == {"judge"}
+    asked = len(server.requests)
+    assert main(args) == 0  # the second time every answer comes from judgements.jsonl
+    assert len(server.requests) == asked

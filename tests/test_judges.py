@@ -5,14 +5,12 @@ on a mock run with two arms (docs/judges.md)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tiny_tasks import make_tasks
 
 from pytest_agentbench.cli import main
 from pytest_agentbench.judge.stats import (
@@ -24,7 +22,6 @@ from pytest_agentbench.judge.tally import tally
 from pytest_agentbench.judge.verdict import VerdictError, parse_review, parse_verdict
 from pytest_agentbench.testing.model_server import ScriptedModelServer
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FINDING = {"change": "B", "severity": "major", "file": "a.py", "line": 3, "text": "off by one"}
 
 
@@ -60,7 +57,8 @@ def test_a_bare_or_fenced_object_parses() -> None:
             json.dumps({"verdict": "A", "findings": [{**FINDING, "extra": 1}]}),
             "findings[0]: unknown",
         ),
-        ("[1, 2]", "expected an object"),
+        ("[1, 2]", "the answer is a JSON array, expected an object"),
+        ('```json\n"A"\n```', "the answer is a JSON string, expected an object"),
     ],
 )
 def test_a_bad_answer_is_an_error_naming_the_field(answer: str, named: str) -> None:
@@ -96,9 +94,15 @@ def test_wilson_interval_holds_the_rate_inside_zero_one(case: tuple[int, int]) -
 
 
 def test_wilson_interval_known_value() -> None:
-    # 8 of 10 at 90%: centre (0.8 + z^2/20) / (1 + z^2/10), z = 1.6449
-    interval = wilson_interval(8, 10)
-    assert interval == pytest.approx([0.5572, 0.9263], abs=1e-4)
+    # 8 of 10 at 90%, z = 1.644854, z^2 = 2.705543, 1 + z^2/n = 1.270554:
+    # centre (0.8 + z^2/20) / 1.270554 = 0.935277 / 1.270554 = 0.736119;
+    # half z * sqrt(0.8 * 0.2 / 10 + z^2/400) / 1.270554 = 1.644854 * 0.150877 / 1.270554
+    # = 0.195326; so [0.540793, 0.931445].
+    assert wilson_interval(8, 10) == pytest.approx([0.540793, 0.931445], abs=1e-5)
+    # 2 of 2 (the shorter-diff judge's tally below): (1 + z^2/4 - z * sqrt(z^2/16)) / (1 + z^2/2)
+    # = (1.676386 - 0.676386) / 2.352772 = 0.425029; the upper bound is exactly 1.
+    assert wilson_interval(2, 2) == pytest.approx([0.425029, 1.0], abs=1e-5)
+    assert wilson_interval(0, 7)[0] == 0.0 and wilson_interval(7, 7)[1] == 1.0  # type: ignore[index]
 
 
 def test_bradley_terry_recovers_a_known_example() -> None:
@@ -165,27 +169,8 @@ def test_tally_invariants(votes: list[tuple[str, str]]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# End to end: a mock run with two arms, judged through the scripted server
-
-
-@pytest.fixture
-def arm_run(pytester: pytest.Pytester) -> Path:
-    """Two tiny tasks run under vanilla (always the reference change) and core (always the
-    reference plus a stray file: a longer diff), each task with a cheat tree for gold."""
-    tasks = make_tasks(pytester.path, 2)
-    for task in ("t00", "t01"):
-        cheat = tasks / task / "cheats" / "padded" / "notes.txt"
-        cheat.parent.mkdir(parents=True)
-        cheat.write_text(f"task {task[-1]}\nstatus: final\nchecked: yes\nsigned: yes\n")
-    shutil.copytree(EXAMPLE, pytester.path / "examples")
-    result = pytester.runpytest_subprocess(
-        "-p", "no:randomly", "-p", "no:cacheprovider", "--agent=mock", "--sandbox=tmp",
-        f"--tasks={tasks.name}", "--arms=examples/arms.toml", "--agentbench-dir=run",
-        "--agent-opt=pass_prob=1", "--agent-opt=pass_prob.arm.core=0",
-        "--agent-opt=wrong=extra", "-k", "vanilla or core",
-    )  # fmt: skip
-    assert (pytester.path / "run" / "observations.jsonl").is_file(), result.outlines[-20:]
-    return pytester.path / "run"
+# End to end: a mock run with two arms (tests/conftest.py's arm_run), judged through the
+# scripted server
 
 
 def judge(server: ScriptedModelServer, run_dir: Path, *extra: str) -> int:
@@ -211,13 +196,18 @@ def test_shorter_diff_judge_picks_the_shorter_arm_and_caches(
     vanilla = result["sides"]["vanilla"]
     assert (vanilla["wins"], vanilla["losses"], vanilla["ties"]) == (2, 0, 0)
     assert vanilla["win_rate"] == 1.0
-    assert vanilla["interval"] == pytest.approx(wilson_interval(2, 2))
+    assert vanilla["interval"] == pytest.approx([0.425029, 1.0], abs=1e-5)  # as worked above
+    assert vanilla["p_value"] == pytest.approx(0.5)  # sign test: 2 of 2, two-sided
+    core = result["sides"]["core"]
+    assert (core["wins"], core["losses"], core["win_rate"]) == (0, 2, 0.0)
+    assert core["interval"] == pytest.approx([0.0, 1 - 0.425029], abs=1e-5)
     assert result["position"]["consistency"] == 1.0
     assert result["findings"]["core"]["minor"] == 4 and result["findings"]["vanilla"]["minor"] == 0
     assert result["usage"]["calls"] == 4 and result["usage"]["cost_usd"] is None
     assert result["flags"] == []
     out = capsys.readouterr().out
-    assert "vanilla 2-0-0 win rate 1.00" in out
+    assert "vanilla 2-0-0 win rate 1.00 [0.43, 1.00], core 0-2-0 win rate 0.00 [0.00, 0.57]" in out
+    assert "consistency 1.00 of 2" in out and "FLAG" not in out
     assert main(["report", str(arm_run), "--format", "md"]) == 0
     assert "## Judges (vanilla vs core; either pairs)" in capsys.readouterr().out
 
@@ -243,8 +233,55 @@ def test_gold_with_a_shorter_diff_judge_scores_the_reference(
 ) -> None:
     with ScriptedModelServer({"judge": "shorter", "turns": []}) as server:
         assert judge(server, arm_run, "--gold", "--format", "json") == 0
-    gold = json.loads(capsys.readouterr().out)["judges"][0]["gold"]
+    result = json.loads(capsys.readouterr().out)["judges"][0]
+    gold = result["gold"]
     assert gold == {"pairs": 2, "answers": 4, "correct": 4, "accuracy": 1.0, "threshold": 0.8}
+    assert result["flags"] == []  # at or above the threshold: not flagged
+
+
+def test_gold_threshold_is_the_flag_line(arm_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with ScriptedModelServer({"judge": "first", "turns": []}) as server:
+        assert judge(server, arm_run, "--gold", "--gold-threshold", "0.5") == 0
+    out = capsys.readouterr().out
+    assert "gold accuracy 0.50 of 4" in out
+    assert "gold accuracy 0.50 <" not in out  # 0.5 is not below 0.5
+    assert "FLAG openai:judge-1: position consistency 0.00" in out
+
+
+def every_text(body: Any) -> list[str]:
+    if isinstance(body, str):
+        return [body]
+    if isinstance(body, dict):
+        return [t for v in body.values() for t in every_text(v)]
+    if isinstance(body, list):
+        return [t for v in body for t in every_text(v)]
+    return []
+
+
+def test_the_judge_never_reads_arm_agent_model_or_path(
+    arm_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A change that names its arm, the other arm, the agent, its model and where it ran: the
+    # words reach the judge redacted, and nothing else of the run reaches it either.
+    trial = arm_run / "trials" / "vanilla__t00-r0"
+    sandbox = "/tmp/agentbench-owner-1/agentbench-t00-vanilla-r0-k2j4/workspace"
+    (trial / "change.patch").write_text(
+        (trial / "change.patch").read_text()
+        + "--- /dev/null\n+++ b/where.txt\n@@ -0,0 +1,3 @@\n"
+        + "+written by Vanilla with mock (mock-1), unlike core\n"
+        + f"+kept in {arm_run}/trials/vanilla__t00-r0 and {arm_run.resolve()}\n"
+        + f"+ran in {sandbox}/notes.txt\n"
+    )
+    with ScriptedModelServer({"judge": "first", "turns": []}) as server:
+        assert judge(server, arm_run, "--gold") == 0
+        assert len(server.requests) == 8  # 2 pairs and 2 gold pairs, both orders
+        texts = [t for r in server.requests for t in every_text(r.body["messages"])]
+    seen = "\n".join(texts)
+    for word in ("vanilla", "core", "mock", str(arm_run.parent), "agentbench-t00"):
+        assert word.lower() not in seen.lower(), word
+    assert "+written by [redacted] with [redacted] ([redacted]), unlike [redacted]" in seen
+    assert "+kept in [redacted]/trials/[redacted] and [redacted]" in seen
+    assert "+ran in [redacted]/workspace/notes.txt" in seen
 
 
 def test_budget_stops_asking(arm_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -262,8 +299,10 @@ def test_anthropic_review_lists_findings(arm_run: Path, capsys: pytest.CaptureFi
     trial = next(p.name for p in (arm_run / "trials").iterdir() if p.name.startswith("core"))
     with ScriptedModelServer({"judge": "first", "turns": []}) as server:
         code = main(
-            ["review", str(arm_run), trial, "--judge-model", "claude-x"]
-            + ["--judge-api", "anthropic", "--judge-base-url", server.base_url]
+            [
+                *("review", str(arm_run), trial, "--judge-model", "claude-x"),
+                *("--judge-api", "anthropic", "--judge-base-url", server.base_url),
+            ]
         )
         # the "first" persona answers a pairwise verdict: not a review, so a judge error
         assert code == 1
@@ -273,11 +312,35 @@ def test_anthropic_review_lists_findings(arm_run: Path, capsys: pytest.CaptureFi
     assert json.loads(lines[0])["error"]["kind"] == "answer"
 
 
-def test_judge_agent_is_not_available_yet(
-    arm_run: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("missing", ["cli", "bin", "credential"])
+def test_judge_agent_without_its_cli_or_credential_is_a_usage_error(
+    arm_run: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    missing: str,
 ) -> None:
-    assert main(["judge", str(arm_run), "--pair", "vanilla,core", "--judge-agent", "claude"]) == 2
-    assert "--judge-agent is not available yet" in capsys.readouterr().err
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    if missing == "cli":  # not installed anywhere the harness looks
+        monkeypatch.setenv("AGENTBENCH_CLAUDE_BIN", "")
+        monkeypatch.setenv("AGENTBENCH_CLI_CACHE", str(tmp_path / "no-cache"))
+        monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+        said = "--judge-agent claude: claude CLI not found: set AGENTBENCH_CLAUDE_BIN, or install"
+    elif missing == "bin":  # pointed at a file that is not there
+        monkeypatch.setenv("AGENTBENCH_CLAUDE_BIN", str(tmp_path / "claude"))
+        said = f"--judge-agent claude: {tmp_path / 'claude'} (from AGENTBENCH_CLAUDE_BIN) is no"
+    else:  # installed, but no key to call the model with
+        binary = tmp_path / "claude"
+        binary.write_text("#!/bin/sh\nexit 0\n")
+        binary.chmod(0o755)
+        monkeypatch.setenv("AGENTBENCH_CLAUDE_BIN", str(binary))
+        said = "--judge-agent claude: no credentials: set ANTHROPIC_API_KEY or"
+    args = ["judge", str(arm_run), "--pair", "vanilla,core", "--judge-agent", "claude"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+    assert not (arm_run / "judgements.jsonl").exists()  # refused before the first question
 
 
 def test_unknown_arm_is_named(arm_run: Path, capsys: pytest.CaptureFixture[str]) -> None:

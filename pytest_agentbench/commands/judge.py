@@ -84,14 +84,23 @@ def judges_of(args: argparse.Namespace) -> list[Asker]:
     from pytest_agentbench.judge.asking import JudgeError
 
     models = args.judge_model or []
+    prices = load_prices(args.judge_prices) if args.judge_prices else {}
     if args.judge_agent:
         try:
-            return [agent_asker(args.judge_agent, m, args.judge_base_url) for m in models or [None]]
+            return [
+                agent_asker(
+                    args.judge_agent,
+                    m,
+                    args.judge_base_url,
+                    timeout=args.judge_timeout,
+                    prices=prices,
+                )
+                for m in models or [None]
+            ]
         except JudgeError as exc:
-            raise ValueError(f"--judge-agent {args.judge_agent}: {exc}") from None
+            raise ValueError(str(exc)) from None  # it names --judge-agent and the fix
     if not models:
         raise ValueError("name the judge: --judge-model MODEL (with --judge-api), or --judge-agent")
-    prices = load_prices(args.judge_prices) if args.judge_prices else {}
     return [
         api_asker(args.judge_api, m, args.judge_base_url, prices, args.judge_timeout)
         for m in models

@@ -33,7 +33,7 @@ from pytest_agentbench.sandbox.base import (
     run_process_group,
 )
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.testing.clis import find_cli, missing_reason
+from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
 
 DEFAULT_TIMEOUT = 300.0
 TAIL_CHARS = 2000  # of the CLI's stderr and output, in a failure's message
@@ -59,8 +59,15 @@ def agent_asker(
         raise JudgeError(
             f"--judge-agent {kind!r}: no such agent CLI judge; use {' or '.join(ADAPTERS)}"
         )
-    if find_cli(kind) is None:
+    found = find_cli(kind)
+    if found is None:
         raise JudgeError(f"--judge-agent {kind}: {missing_reason(kind)}")
+    if not (found.is_file() and os.access(found, os.X_OK)):
+        raise JudgeError(
+            f"--judge-agent {kind}: {found} (from {PINS[kind].bin_env}) is no executable file; "
+            f"point {PINS[kind].bin_env} at the {kind} binary, or unset it to use the pinned "
+            "install"
+        )
     options = {"base_url": base_url} if base_url else {}
     if kind == "codex":
         options["sandbox"] = "read-only"  # nothing to run or edit, were it to try

@@ -134,6 +134,8 @@ def trial_pairs(
     loaded = [_trials(side) for side in sides]
     known = _tasks(sides, tasks, base)
     prepared = Prepared(names=_names(sides, (o for _, obs in loaded for o in obs)), tasks=known)
+    for side, (_, observations) in zip(sides, loaded, strict=True):
+        prepared.names |= {trial_directory(side.run_dir, o).name for o in observations}
     for x in range(len(sides)):
         for y in range(x + 1, len(sides)):
             _pair_sides(prepared, (sides[x], sides[y]), (loaded[x][0], loaded[y][0]), known, which)

@@ -57,7 +57,14 @@ def redactor(names: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(rf"(?<![\w-]){re.escape(n)}(?![\w-])" for n in kept), re.IGNORECASE)
 
 
+# A trial's sandbox directory (sandbox/base.py make_trial_root: agentbench-TASK-ARM-rK-...)
+# and the directories above it, as an absolute path in a diff: the arm is inside a name the
+# word pattern does not take apart, so the whole path up to it goes.
+SANDBOX_PATH = re.compile(r"(?:/[^/\s]+)*/agentbench-[^/\s]+")
+
+
 def redact(text: str, pattern: re.Pattern[str] | None) -> str:
+    text = SANDBOX_PATH.sub(REDACTED, text)
     return text if pattern is None else pattern.sub(REDACTED, text)
 
 

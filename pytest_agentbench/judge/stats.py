@@ -21,7 +21,11 @@ BT_TOLERANCE = 1e-10
 
 
 def wilson_interval(successes: int, n: int, level: float = COMPARE_LEVEL) -> list[float] | None:
-    """Wilson score interval of a proportion successes / n; None for n = 0."""
+    """Wilson score interval of a proportion successes / n; None for n = 0.
+
+    With p = successes / n and z the normal quantile of the two-sided level:
+    (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n).
+    """
     if n == 0:
         return None
     if not 0 <= successes <= n:
@@ -30,7 +34,11 @@ def wilson_interval(successes: int, n: int, level: float = COMPARE_LEVEL) -> lis
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [max(0.0, centre - half), min(1.0, centre + half)]
+    # At 0 or n successes the bound is exactly 0 or 1 (centre = half there); rounding would
+    # otherwise leave it a hair off and the interval not holding the rate.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return [low, high]
 
 
 Outcome = tuple[int, int, float]  # (side i, side j, i's score: 1 win, 0.5 tie, 0 loss)

@@ -16,6 +16,10 @@ SEVERITIES = ("critical", "major", "minor")
 FENCE = re.compile(r"^(`{3,})[ \t]*(?:json)?[ \t]*\n(.*?)\n\1[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
+JSON_KINDS: dict[type, str] = {list: "array", str: "string", int: "number", float: "number"}
+JSON_KINDS |= {bool: "boolean", type(None): "null"}
+
+
 class VerdictError(ValueError):
     """An answer that is not the verdict asked for; the message names the field."""
 
@@ -46,18 +50,23 @@ class Verdict:
 def answer_object(text: str) -> dict[str, Any]:
     """The one JSON object an answer holds: the whole answer, or its one fenced block."""
     stripped = text.strip()
-    if not stripped.startswith("{"):
+    if not stripped.startswith(("{", "[")):
         blocks = FENCE.findall(stripped)
         if len(blocks) != 1:
             found = "no JSON object" if not blocks else f"{len(blocks)} fenced blocks"
-            raise VerdictError(f"the answer holds {found}; expected one JSON object")
+            raise VerdictError(
+                f"the answer holds {found}; expected one JSON object, bare or in one fence"
+            )
         stripped = blocks[0][1].strip()
     try:
         value = json.loads(stripped)
     except json.JSONDecodeError as exc:
         raise VerdictError(f"the answer is not valid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise VerdictError(f"the answer is JSON {type(value).__name__}, expected an object")
+        kind = JSON_KINDS.get(type(value), type(value).__name__)
+        raise VerdictError(
+            f"the answer is a JSON {kind}, expected an object: {{...}} with the fields asked for"
+        )
     return value
 
 
