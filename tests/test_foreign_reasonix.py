@@ -40,6 +40,8 @@ def test_the_fields_map_onto_the_task() -> None:
     task = load_task_dir(SUITE / "fix-greeting")
     assert (task.category, task.timeout, task.no_solution) == ("atomic-bugfix", 120.0, False)
     assert task.verifier_command == ("bash", "-e")
+    # Reasonix classes a timed-out run apart from a solved one: a clean exit is still scored.
+    assert task.round_exact(True, clean=False) is False
     assert task.meta == {
         "format": "reasonix",
         "max_steps": "20",
@@ -55,6 +57,12 @@ def test_the_fields_map_onto_the_task() -> None:
     assert (plain.timeout, as_mapping(plain.input_tree)) == (240.0, {})  # no workdir/: empty
 
 
+@pytest.mark.parametrize(("line", "seconds"), [("timeout_sec = 0\n", 240.0), ("", 240.0)])
+def test_a_zero_timeout_means_the_default(tmp_path: Path, line: str, seconds: float) -> None:
+    write_tree(tmp_path / "t", {"task.toml": f'prompt = "p"\n{line}', "verify.sh": "true\n"})
+    assert load_task_dir(tmp_path / "t", "reasonix").timeout == seconds
+
+
 @pytest.mark.parametrize(
     ("toml", "verify", "message"),
     [
@@ -65,6 +73,7 @@ def test_the_fields_map_onto_the_task() -> None:
             "task.toml:3: unknown key `max_step` (did you mean `max_steps`?); a Reasonix task",
         ),
         ('prompt = "p"\ntimeout_sec = "5"\n', True, "field 'timeout_sec' must be a positive"),
+        ('prompt = "p"\ntimeout_sec = -1\n', True, "'timeout_sec' must be a positive integer"),
         ('class = "c"\n', True, "missing required field 'prompt'"),
     ],
 )
