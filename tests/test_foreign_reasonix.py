@@ -216,3 +216,19 @@ def test_opencode_tells_the_model_its_steps_are_spent(
     run_with_max_steps(pytester, server, "opencode", max_steps).assert_outcomes(passed=1)
     told = ["MAXIMUM STEPS REACHED" in json.dumps(r.body) for r in server.tool_requests()]
     assert told == [max_steps == 1] * 4
+
+
+def test_status_leaves_no_solution_trials_out_of_first_exact(pytester) -> None:
+    """nop passes keep-the-test (it did not cheat) and fails the two solvable tasks."""
+    from pytest_agentbench.commands.status import render, status
+
+    pytester.runpytest_subprocess("--agent=nop", *RUN).assert_outcomes(passed=1, failed=2)
+    (run_dir,) = (pytester.path / ".agentbench" / "runs").iterdir()
+    doc = status(run_dir)
+    assert doc["first_exact"] == {
+        "passed": 0,
+        "scored": 2,
+        "rate": 0.0,
+        "no_solution_left_out": 1,
+    }
+    assert "first exact so far: 0/2 scored (0.0%), 1 no-solution trial left out" in render(doc)
