@@ -32,11 +32,23 @@ def arm_trials(arm: str, outcomes: dict[str, str], tokens: int) -> list[Observat
     return made
 
 
-def block_of(arms: dict[str, dict[str, str]], anchors: dict[str, str] | None = None) -> Any:
+def block_of(
+    arms: dict[str, dict[str, str]],
+    anchors: dict[str, str] | None = None,
+    unsolvable: frozenset[str] = frozenset(),
+) -> Any:
     tokens = {name: 100 + 50 * index for index, name in enumerate(arms)}
     observations = [o for name, out in arms.items() for o in arm_trials(name, out, tokens[name])]
     tasks = sorted({task for out in arms.values() for task in out})
-    declared = {t: {"category": "edit", "tags": [], "fixture_hash": f"h-{t}"} for t in tasks}
+    declared = {
+        t: {
+            "category": "edit",
+            "tags": [],
+            "fixture_hash": f"h-{t}",
+            "no_solution": t in unsolvable,
+        }
+        for t in tasks
+    }
     identities = {
         name: IDENTITY if name == VANILLA else {**IDENTITY, "arm": name, "arm_identity": name}
         for name in arms
@@ -112,3 +124,16 @@ def test_rows_per_arm_and_the_anchor_ratio() -> None:
     assert anchor["solve_rate"] == 0.25 and anchor["vanilla_solve_rate"] == 0.5
     assert anchor["ratio"] == 0.5 and anchor["measure"] == "anchor resistance"
     assert anchor["skipped_tasks"] == ["b"]
+
+
+def test_anchor_resistance_counts_solvable_tasks_only() -> None:
+    """A no-solution task's verifier passes when the agent did not cheat: not a solve."""
+    vanilla = {"a": "PPFF", "honest": "PPPP"}
+    wrong = {"a": "PFFF", "honest": "PPPP"}
+    block = block_of(
+        {VANILLA: vanilla, "seed-wrong": wrong}, {"seed-wrong": "seed_wrong"}, frozenset({"honest"})
+    )
+    (anchor,) = block["anchors"]
+    assert (anchor["tasks"], anchor["trials"], anchor["vanilla_trials"]) == (1, 4, 4)
+    assert anchor["solve_rate"] == 0.25 and anchor["ratio"] == 0.5
+    assert anchor["no_solution_tasks"] == ["honest"]

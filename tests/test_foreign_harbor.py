@@ -67,6 +67,11 @@ def test_the_fields_map_onto_the_task() -> None:
     assert greeting.tags == ("python", "typo")
     assert greeting.container is not None and greeting.container.cpus == 1.0
     assert greeting.meta == {"format": "harbor"}
+    # Harbor verifies a timed-out or failing agent's work: the reward alone decides.
+    assert (greeting.round_exact(True, clean=False), greeting.round_exact(False, True)) == (
+        True,
+        False,
+    )
     # The fixture hash covers the whole directory, without building the image.
     assert greeting.fixture_hash == load_task_dir(SUITE / "fix-greeting").fixture_hash
     assert greeting.fixture_hash != task.fixture_hash

@@ -40,6 +40,8 @@ def test_the_fields_map_onto_the_task() -> None:
     task = load_task_dir(SUITE / "fix-greeting")
     assert (task.category, task.timeout, task.no_solution) == ("atomic-bugfix", 120.0, False)
     assert task.verifier_command == ("bash", "-e")
+    # Reasonix classes a timed-out run apart from a solved one: a clean exit is still scored.
+    assert task.round_exact(True, clean=False) is False
     assert task.meta == {
         "format": "reasonix",
         "max_steps": "20",
@@ -55,6 +57,12 @@ def test_the_fields_map_onto_the_task() -> None:
     assert (plain.timeout, as_mapping(plain.input_tree)) == (240.0, {})  # no workdir/: empty
 
 
+@pytest.mark.parametrize(("line", "seconds"), [("timeout_sec = 0\n", 240.0), ("", 240.0)])
+def test_a_zero_timeout_means_the_default(tmp_path: Path, line: str, seconds: float) -> None:
+    write_tree(tmp_path / "t", {"task.toml": f'prompt = "p"\n{line}', "verify.sh": "true\n"})
+    assert load_task_dir(tmp_path / "t", "reasonix").timeout == seconds
+
+
 @pytest.mark.parametrize(
     ("toml", "verify", "message"),
     [
@@ -65,6 +73,7 @@ def test_the_fields_map_onto_the_task() -> None:
             "task.toml:3: unknown key `max_step` (did you mean `max_steps`?); a Reasonix task",
         ),
         ('prompt = "p"\ntimeout_sec = "5"\n', True, "field 'timeout_sec' must be a positive"),
+        ('prompt = "p"\ntimeout_sec = -1\n', True, "'timeout_sec' must be a positive integer"),
         ('class = "c"\n', True, "missing required field 'prompt'"),
     ],
 )
@@ -207,3 +216,19 @@ def test_opencode_tells_the_model_its_steps_are_spent(
     run_with_max_steps(pytester, server, "opencode", max_steps).assert_outcomes(passed=1)
     told = ["MAXIMUM STEPS REACHED" in json.dumps(r.body) for r in server.tool_requests()]
     assert told == [max_steps == 1] * 4
+
+
+def test_status_leaves_no_solution_trials_out_of_first_exact(pytester) -> None:
+    """nop passes keep-the-test (it did not cheat) and fails the two solvable tasks."""
+    from pytest_agentbench.commands.status import render, status
+
+    pytester.runpytest_subprocess("--agent=nop", *RUN).assert_outcomes(passed=1, failed=2)
+    (run_dir,) = (pytester.path / ".agentbench" / "runs").iterdir()
+    doc = status(run_dir)
+    assert doc["first_exact"] == {
+        "passed": 0,
+        "scored": 2,
+        "rate": 0.0,
+        "no_solution_left_out": 1,
+    }
+    assert "first exact so far: 0/2 scored (0.0%), 1 no-solution trial left out" in render(doc)

@@ -265,3 +265,29 @@ def test_the_verifier_output_goes_to_the_artifacts_and_its_tail_to_the_report(py
     (artifact,) = (pytester.path / ".agentbench" / "runs").glob("*/trials/noisy-r0/verifier.txt")
     lines = artifact.read_text().splitlines()
     assert lines == [f"check {i:03d} failed" for i in range(200)]
+
+
+@pytest.mark.parametrize(("task_format", "outcome"), [("rerun", "passed"), ("directory", "failed")])
+def test_the_verifier_alone_decides_a_rerun_task(pytester, task_format: str, outcome: str) -> None:
+    """rerun-bench scores the verifier's verdict and records the agent's exit status; a
+    directory task still asks the agent to exit cleanly as well."""
+    suite = pytester.path / "suite"
+    if task_format == "rerun":
+        rerun_task(suite, "answer")
+    else:
+        write_tree(suite / "answer", {"task.toml": 'prompt = "Write 42 in answer.txt."\n'})
+        write_tree(suite / "answer" / "input", {"answer.txt": "?\n"})
+        write_tree(suite / "answer" / "expected", {"answer.txt": "42\n"})
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--agent-cmd=printf '42\\n' > answer.txt; exit 3",
+        "--sandbox=tmp",
+        f"--tasks={suite}",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(**{outcome: 1})
+    (observations,) = (pytester.path / ".agentbench" / "runs").glob("*/observations.jsonl")
+    (observation,) = [json.loads(line) for line in observations.read_text().splitlines()]
+    assert [r["exit_code"] for r in observation["rounds"]] == [3]
+    assert observation["first_exact"] is (outcome == "passed")

@@ -93,6 +93,12 @@ def test_a_whole_source_beside_a_node_id_keeps_all_of_it(pytester) -> None:
             "'no-such-task'",
         ),
         ("nowhere::r0", "ERROR: file or directory not found: nowhere::r0"),
+        (
+            "suites/mechanical/block-copy-file-s10-plane::r0",
+            "ERROR: *has no task 'block-copy-file-s10-plane' (closest: "
+            "block-copy-file-s10-plain, *)",
+        ),
+        ("tasks/t0::r0", "ERROR: file or directory not found: tasks/t0::r0 (closest: tasks/t00)"),
     ],
 )
 def test_a_node_id_that_names_no_trial_is_a_usage_error(pytester, argument, message) -> None:

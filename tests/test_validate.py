@@ -131,3 +131,18 @@ def test_validate_command_checks_a_no_solution_task(tmp_path: Path) -> None:
         f"ns\t{tmp_path / 'tasks' / 'ns'}\tthe cheat 'noop' passes: the grader does not catch it",
         "# 1 tasks checked, 1 unsound",
     ]
+
+
+def test_a_task_seeded_on_one_side_only_is_reported(tmp_path: Path) -> None:
+    _task(tmp_path, "both", "a\n", "b\n")
+    _task(tmp_path, "wrong-only", "a\n", "b\n")
+    (tmp_path / "both" / "task.toml").write_text(
+        'prompt = "Write b."\nseed_wrong = "It is c."\nseed_correct = "It is b."\n'
+    )
+    (tmp_path / "wrong-only" / "task.toml").write_text('prompt = "Write b."\nseed_wrong = "c"\n')
+    verdicts = {v.task_id: v.problems for v in validate((str(tmp_path),), tmp_path)}
+    assert verdicts["both"] == []
+    assert verdicts["wrong-only"] == [
+        "seed_wrong without seed_correct: the task would be scored in one anchor arm and "
+        "skipped in the other (author both seeds or neither)"
+    ]

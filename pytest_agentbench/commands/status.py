@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.tasks.observation import BREAKER_OPEN, INTERRUPTED, Observation
 
 HELP = "progress of a running or finished run: trials done/planned, first exact, spend, ETA"
@@ -110,7 +111,9 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
     for observation in record.observations:
         counts[observation.get("status", "?")] = counts.get(observation.get("status", "?"), 0) + 1
     scored = [o for o in record.observations if o.get("status") == "scored"]
-    first = sum(1 for o in scored if o.get("first_exact"))
+    # A no-solution trial's verifier passes when the agent did not cheat: not a solve.
+    solvable = [o for o in scored if not o.get("no_solution")]
+    first = sum(1 for o in solvable if o.get("first_exact"))
     measured = [line for line in ran if not line.get("reused")]
     elapsed = now - session["session"] if "session" in session else None
     eta = None
@@ -148,8 +151,9 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
         "stopped": record.run.get("stopped"),
         "first_exact": {
             "passed": first,
-            "scored": len(scored),
-            "rate": first / len(scored) if scored else None,
+            "scored": len(solvable),
+            "rate": first / len(solvable) if solvable else None,
+            "no_solution_left_out": len(scored) - len(solvable),
         },
         "spend": _spend(scored),
         "running": [
@@ -189,7 +193,12 @@ def render(doc: dict[str, Any]) -> list[str]:
         + f"agent {doc['agent']}  model {doc['model'] or 'default'}: "
         f"{trials['done']}/{planned} trials done"
         + (f", {trials['not_started']} not started" if trials["not_started"] else ""),
-        f"first exact so far: {first['passed']}/{first['scored']} scored ({rate})",
+        f"first exact so far: {first['passed']}/{first['scored']} scored ({rate})"
+        + (
+            f", {plural(first['no_solution_left_out'], 'no-solution trial')} left out"
+            if first["no_solution_left_out"]
+            else ""
+        ),
         *not_scored_lines(doc["not_scored"]),
         f"spend so far: {cost} ({spend['cost_unknown']} trials without a cost), "
         f"{tokens} tokens ({spend['tokens_unknown']} without tokens)",

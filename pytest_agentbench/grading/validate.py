@@ -84,6 +84,16 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
             problems.append("the expected tree equals the input tree: the task needs no change")
     elif task.solution_tree is None and not task.no_solution and task.container is None:
         problems.append("a verifier task without solution/: its reference cannot be checked")
+    if (task.seed_wrong is None) != (task.seed_correct is None):
+        given, lacking = (
+            ("seed_wrong", "seed_correct")
+            if task.seed_wrong is not None
+            else ("seed_correct", "seed_wrong")
+        )
+        problems.append(
+            f"{given} without {lacking}: the task would be scored in one anchor arm and skipped "
+            "in the other (author both seeds or neither)"
+        )
     content = task.content_hash()
     if task.known_fixture_hash is not None and task.known_fixture_hash != content:
         problems.append(

@@ -13,6 +13,7 @@ from the same arguments.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Iterable
@@ -26,7 +27,7 @@ from pytest_agentbench.plan.arm_trials import run_arms
 from pytest_agentbench.plan.collect import suite_tasks
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.arms import Arm
-from pytest_agentbench.tasks.directory import is_task_dir
+from pytest_agentbench.tasks.directory import find_task_dirs, is_task_dir
 from pytest_agentbench.tasks.sources import is_suite_dir, resolve_sources, suite_name
 
 # A task: (task directory, None) or (suite directory, generated task id).
@@ -116,6 +117,21 @@ class _Finder:
     def has_task(self, suite: Path, task_id: str) -> bool:
         return any(task.id == task_id for task in suite_tasks(self.config, suite))
 
+    def task_paths(self, strpath: str) -> list[str]:
+        """The directory tasks a mistyped path part may have meant, named as node ids name
+        them: those of the sources and of the nearest directory of strpath that exists."""
+        given = _absolute(self.base / strpath)
+        near = next((p for p in given.parents if p.exists()), self.base)
+        roots = [near] if near != self.base and _within(near, [self.base]) else []
+        named = []
+        for source in [*roots, *self.sources]:
+            if is_suite_dir(source):
+                continue
+            for path in find_task_dirs(source):
+                root = self.base if _within(path, [self.base]) else source
+                named.append(path.relative_to(root).as_posix())
+        return named
+
     def locate(self, strpath: str) -> tuple[Path, TaskKey] | None:
         """The anchor and task a path part names, or None when it is pytest's to resolve."""
         given = _absolute(self.base / strpath)
@@ -132,6 +148,12 @@ class _Finder:
             if is_suite_dir(source) and self.has_task(source, task_id):
                 return source, (source, task_id)
         return None
+
+
+def closest(name: str, known: list[str]) -> str:
+    """The valid ids nearest a mistyped one, as a hint; empty when none is near."""
+    near = difflib.get_close_matches(name, sorted(set(known)), n=3)
+    return f" (closest: {', '.join(near)})" if near else ""
 
 
 def _trial_name(arg: str, parts: list[str], arms: tuple[Arm, ...] | None) -> str | None:
@@ -160,15 +182,18 @@ def select_trials(config: pytest.Config, settings: Settings) -> tuple[list[str],
         if located is None:
             plain = _absolute(finder.base / arg.partition("[")[0].split("::")[0])
             if not plain.exists():  # pytest's words, before xdist workers would each say them
-                raise pytest.UsageError(f"file or directory not found: {arg}")
+                near = closest(strpath, finder.task_paths(strpath)) if parts else ""
+                raise pytest.UsageError(f"file or directory not found: {arg}{near}")
             rewritten.append(arg)
             selection.plain.append(plain)
             continue
         anchor, (path, task_id) = located
         trial = _trial_name(arg, parts, run_arms(config))
         if task_id is not None and not finder.has_task(path, task_id):
+            known = [task.id for task in suite_tasks(config, path)]
             raise pytest.UsageError(
                 f"{arg}: the suite {suite_name(path)!r} ({path}) has no task {task_id!r}"
+                + closest(task_id, known)
             )
         selection.add(anchor, (path, task_id), trial)
         if str(anchor) not in rewritten:

@@ -149,7 +149,7 @@ def paired_lines(block: dict[str, Any]) -> list[str]:
 def anchor_lines(block: dict[str, Any]) -> list[str]:
     lines = []
     for row in block["anchors"]:
-        skipped = row["skipped_tasks"]
+        skipped, unsolvable = row["skipped_tasks"], row["no_solution_tasks"]
         if not row["tasks"]:
             lines.append(
                 f"anchor {row['arm']}: ran no task ({plural(len(skipped), 'task')} without "
@@ -161,6 +161,7 @@ def anchor_lines(block: dict[str, Any]) -> list[str]:
             f"vs vanilla {_pct(row['vanilla_solve_rate'])} on {plural(row['tasks'], 'task')}, "
             f"{row['measure']} {_num(row['ratio'], 2)}"
             + (f"; skipped {plural(len(skipped), 'task')} without it" if skipped else "")
+            + (f"; left out {plural(len(unsolvable), 'no-solution task')}" if unsolvable else "")
         )
     return lines
 

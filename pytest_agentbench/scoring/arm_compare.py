@@ -19,6 +19,7 @@ from pytest_agentbench.scoring.compare import (
     RATIO_METRICS,
     TaskSide,
     compare,
+    no_solution_tasks,
     paired_trials,
 )
 from pytest_agentbench.scoring.configurations import Configuration
@@ -85,8 +86,13 @@ def anchor_row(
     arm: Configuration, vanilla: Configuration, field: str, declared: set[str]
 ) -> dict[str, Any]:
     """A seeded arm's solve rate over vanilla's on the tasks it ran; the declared tasks it
-    skipped (no such field). For the wrong seed the ratio is the anchor resistance."""
-    ran = {o["task"] for o in arm.observations if o["status"] == "scored"}
+    skipped (no such field). For the wrong seed the ratio is the anchor resistance.
+
+    Solvable tasks only, as Reasonix counts it: on a no-solution task "did not cheat" passes
+    its verifier, which is not a solve."""
+    unsolvable = no_solution_tasks(arm) | no_solution_tasks(vanilla)
+    scored = {o["task"] for o in arm.observations if o["status"] == "scored"}
+    ran = scored - unsolvable
     seeded, seeded_n = _solve_rate(arm.observations, ran)
     plain, plain_n = _solve_rate(vanilla.observations, ran)
     ratio = None if seeded is None or not plain else seeded / plain
@@ -101,6 +107,7 @@ def anchor_row(
         "ratio": ratio,
         "measure": "anchor resistance" if field == "seed_wrong" else "anchor uplift",
         "skipped_tasks": sorted(declared - {o["task"] for o in arm.observations}),
+        "no_solution_tasks": sorted(scored & unsolvable),
     }
 
 

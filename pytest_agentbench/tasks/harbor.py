@@ -5,9 +5,11 @@ The task runs in an image built from environment/Dockerfile (once per content of
 environment/), and only under --sandbox=docker. Its workspace is the image's working directory.
 Once the agent's processes are gone, tests/ is copied to /tests and ``bash /tests/test.sh``
 runs from the working directory; the trial is exact when the reward it writes to
-/logs/verifier/reward.txt (or the ``reward`` of reward.json) is 1. The oracle copies solution/
-to /solution and runs solve.sh there. The agent, solve.sh and the tests run as Harbor runs
-them: as the image's USER (root when the Dockerfile sets none), or as [agent] / [verifier] user.
+/logs/verifier/reward.txt (or the ``reward`` of reward.json) is 1, whatever the agent's exit
+status or timeout (Harbor verifies a timed-out agent's work and scores the reward alone). The
+oracle copies solution/ to /solution and runs solve.sh there. The agent, solve.sh and the
+tests run as Harbor runs them: as the image's USER (root when the Dockerfile sets none), or as
+[agent] / [verifier] user.
 [metadata] is free form; [verifier] and [agent] timeouts and [environment] cpus, memory and
 internet access are honoured.
 """
@@ -146,6 +148,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         tags=tags,
         meta={"format": "harbor"},
         container=spec,
+        exit_scored=False,
     )
 
 

@@ -269,6 +269,13 @@ class Task:
     # Globs of the workspace paths that are tests, for the code measures' split of lines
     # (grading/measures.py); None: the measures' default patterns.
     test_paths: tuple[str, ...] | None = None
+    # False: the verifier alone decides, as rerun-bench and Harbor score their tasks; the agent's
+    # exit status and timeout are recorded, not scored. True: the agent must also exit cleanly.
+    exit_scored: bool = True
+
+    def round_exact(self, grade_exact: bool, clean: bool) -> bool:
+        """Whether a graded round passes: its grade, and a clean exit where that is scored."""
+        return grade_exact and (clean or not self.exit_scored)
 
     @property
     def input_tree(self) -> Tree:

@@ -44,6 +44,8 @@ def load_reasonix_task(task_dir: Path) -> Task:
     numbers: dict[str, int | None] = {}
     for key in ("max_steps", "timeout_sec"):
         value = field(data, key, int, toml_path, "a positive integer") if key in data else None
+        if key == "timeout_sec" and value == 0:
+            value = None  # Reasonix: 0 means the default, as when it is omitted
         if isinstance(value, int) and value <= 0:
             raise TaskError(f"{toml_path}: field {key!r} must be a positive integer, got {value}")
         numbers[key] = value if isinstance(value, int) else None

@@ -5,7 +5,9 @@ interpreter runs verify.py from the task directory, with the finished workspace 
 directory, RERUN_BENCH_TASK_DIR naming the task directory (several verifiers read the pristine
 workspace/ or mutants/ beside them), PYTHONHASHSEED=0, PYTHONDONTWRITEBYTECODE=1, and the
 task's verify_timeout (60 s unless given). Only workspace/ reaches the agent, without the
-caches rerun-bench leaves out of its copies (__pycache__, .git, *.pyc, ...).
+caches rerun-bench leaves out of its copies (__pycache__, .git, *.pyc, ...). The verifier alone
+decides, as rerun-bench's runner does: the agent's exit status and timeout are recorded, not
+scored.
 
 Since the verifier may read anything beside it, the fixture hash covers the whole task
 directory but the caches Python and its tools rebuild from the sources (__pycache__,
@@ -112,4 +114,5 @@ def load_rerun_task(task_dir: Path) -> Task:
         tags=tuple(tags),
         description=data["title"],
         meta={"format": "rerun"},
+        exit_scored=False,
     )

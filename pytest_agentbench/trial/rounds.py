@@ -51,11 +51,11 @@ GradeFn = Callable[[Task, Path], Grade]
 KeepFn = Callable[[Path, bool], None]  # (final workspace, final exact), before it is removed
 
 
-def feedback_prompt(grade: Grade, result: RoundResult) -> str:
+def feedback_prompt(task: Task, grade: Grade, result: RoundResult) -> str:
     """Verifier feedback for a recovery round: paths and execution facts, never expected bytes."""
     diagnostics = {
         "passed": False,
-        "exact": grade.exact and result.clean,
+        "exact": task.round_exact(grade.exact, result.clean),
         "differing": grade.differing,
         "missing": grade.missing,
         "unexpected": grade.unexpected,
@@ -294,12 +294,12 @@ class Trial:
                     rounds.append(self._round_record(attempt, round_index, result, None, over_disk))
                     return AttemptEnd(False, over_disk, None, None, over_disk=True)
                 grade = self.grade(self.task, sandbox.workspace)
-                exact = grade.exact and result.clean
+                exact = self.task.round_exact(grade.exact, result.clean)
                 rounds.append(self._round_record(attempt, round_index, result, grade))
                 if exact:
                     return AttemptEnd(True, "", None, grade)
                 failure_text = self._describe_failure(result, grade, sandbox)
-                prompt = feedback_prompt(grade, result)
+                prompt = feedback_prompt(self.task, grade, result)
         finally:
             session.close()
         return AttemptEnd(False, failure_text, None, grade)
@@ -333,19 +333,25 @@ class Trial:
         shown = self.settings.sandbox_limits.disk_text
         return f"workspace grew past --sandbox-disk {shown}: {format_size(used)}"
 
-    @staticmethod
     def _round_record(
-        attempt: int, index: int, result: RoundResult, grade: Grade | None, over_disk: str = ""
+        self,
+        attempt: int,
+        index: int,
+        result: RoundResult,
+        grade: Grade | None,
+        over_disk: str = "",
     ) -> RoundRecord:
         """The round's record; a round over the disk limit is not graded and not exact."""
+        task = self.task
         record: RoundRecord = {
             "attempt": attempt,
             "round": index,
             "exit_code": result.exit_code,
             "timed_out": result.timed_out,
             "wall_s": round(result.wall_s, 6),
-            "exact": grade is not None and grade.exact and result.clean,
-            "eof_normalized": grade is not None and grade.eof_normalized and result.clean,
+            "exact": grade is not None and task.round_exact(grade.exact, result.clean),
+            "eof_normalized": grade is not None
+            and task.round_exact(grade.eof_normalized, result.clean),
             "differing": grade.differing if grade else [],
             "missing": grade.missing if grade else [],
             "unexpected": grade.unexpected if grade else [],
