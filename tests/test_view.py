@@ -21,8 +21,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tiny_tasks import make_tasks
 
-from pytest_agentbench.cli import main
-from pytest_agentbench.testing.model_server import ScriptedModelServer
 from pytest_agentbench.view.page import script_json
 from pytest_agentbench.view.payloads import outcome_letter
 from pytest_agentbench.view.server import ViewServer
@@ -269,43 +267,3 @@ def test_view_names_a_source_that_is_not_a_run(tmp_path: Path) -> None:
         [str(SCRIPT), "view", str(tmp_path / "empty")], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "not a run directory (no run.json)" in done.stderr
-
-
-def test_a_run_judged_while_viewed_shows_its_judges_and_their_flags(
-    arm_run: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The index carries each judged source's tally in the reports' words; judging the run
-    changes the version, so an open page loads it; a flagged judge's flag is listed apart."""
-    viewer = Viewer([arm_run])
-    before = payload(viewer, "version")["version"]
-    assert payload(viewer, "index")["judgements"] == []
-    for persona, model in (("shorter", "judge-1"), ("first", "judge-2")):
-        with ScriptedModelServer({"judge": persona, "turns": []}) as server:
-            args = ["judge", str(arm_run), "--pair", "vanilla,core", "--judge-model", model]
-            assert (
-                main([*args, "--judge-api", "openai", "--judge-base-url", server.openai_base_url])
-                == 0
-            )
-        capsys.readouterr()
-        time.sleep(1.1)  # the viewer looks at the files again at most once a second
-        assert payload(viewer, "version")["version"] != before
-        (judged,) = payload(viewer, "index")["judgements"]
-        assert judged["source"] == str(arm_run) and judged["sides"] == ["vanilla", "core"]
-        assert judged["headers"][:7] == [
-            "judge",
-            "side",
-            "pairs",
-            "wins",
-            "losses",
-            "ties",
-            "win rate",
-        ]
-        rows = {(row[0].rpartition(":")[2], row[1]): row for row in judged["rows"]}
-        if persona == "shorter":
-            assert rows[(model, "vanilla")][3:7] == ["2", "0", "0", "1.00"]
-            assert rows[(model, "core")][3:7] == ["0", "2", "0", "0.00"]
-            assert judged["flags"] == []
-        else:
-            assert rows[(model, "vanilla")][9] == "0.00 of 2"  # position consistency: always A
-            assert judged["flags"] and all(f"{model}: " in flag for flag in judged["flags"])
-        before = payload(viewer, "version")["version"]

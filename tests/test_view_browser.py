@@ -545,28 +545,3 @@ def test_a_payload_missing_from_a_bundle_says_so(
     # The browser logs the missing file itself; nothing else may be in the console.
     errors = [e for e in page.get_log("browser") if e["level"] == "SEVERE"]
     assert all("0.js" in e["message"] for e in errors), errors
-
-
-def test_the_overview_shows_the_judges_and_flags_a_position_biased_one(
-    page: WebDriver, arm_run: Path, tmp_path: Path
-) -> None:
-    """A run judged by a judge that always answers "A": the overview's Judges section has its
-    table per side and the flag above it, in the page's words."""
-    from pytest_agentbench.cli import main
-    from pytest_agentbench.testing.model_server import ScriptedModelServer
-
-    with ScriptedModelServer({"judge": "first", "turns": []}) as server:
-        args = ["judge", str(arm_run), "--pair", "vanilla,core", "--judge-model", "judge-a"]
-        assert (
-            main([*args, "--judge-api", "openai", "--judge-base-url", server.openai_base_url]) == 0
-        )
-    with serving(arm_run) as url:
-        visit(page, url)
-        judges = until(page, lambda d: find_all(d, "section .judges"))[0]
-        sides = [row.get_attribute("data-side") for row in find_all(page, ".judges tr[data-side]")]
-        assert sides == ["vanilla", "core"]
-        flags = [p.text for p in find_all(page, ".judges .warning")]
-        assert flags and all("judge-a" in flag for flag in flags), flags
-        assert "position" in " ".join(flags).lower(), flags
-        assert "vanilla vs core" in judges.text
-        check(page, tmp_path, "judges")

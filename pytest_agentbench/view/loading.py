@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.judge.judging import JUDGEMENTS_FILE
-from pytest_agentbench.judge.tally import judgements_block
 from pytest_agentbench.run.store import OBSERVATIONS_FILE, RUN_FILE, read_run_file
 from pytest_agentbench.run.trajectories import trial_directory
 from pytest_agentbench.scoring.configurations import (
@@ -33,8 +31,6 @@ class Loaded:
     keys: list[str]
     configurations: list[Configuration]
     run_dirs: dict[str, Path] = field(default_factory=dict)
-    # Per judged source, its judges' tally (docs/judges.md): {"source": path, "tally": block}.
-    judgements: list[dict[str, Any]] = field(default_factory=list)
 
     def report(self, key: str) -> dict[str, Any]:
         return self.reports[self.keys.index(key)]
@@ -97,22 +93,7 @@ def load(paths: list[Path]) -> Loaded:
         keys=[f"c{i}" for i in range(len(reports))],
         configurations=configurations,
         run_dirs=_run_dirs(paths, reports),
-        judgements=_judgements(paths, document),
     )
-
-
-def _judgements(paths: list[Path], document: dict[str, Any]) -> list[dict[str, Any]]:
-    """The judges' tally of each run directory that was judged, read afresh at each look;
-    a JSON report shown alone carries the tally it was written with."""
-    if len(paths) == 1 and paths[0].is_file():
-        block = document.get("judgements")
-        return [{"source": str(paths[0]), "tally": block}] if block else []
-    found = []
-    for path in paths:
-        block = judgements_block(path) if path.is_dir() else None
-        if block is not None:
-            found.append({"source": str(path), "tally": block})
-    return found
 
 
 def version(paths: list[Path]) -> str:
@@ -120,9 +101,7 @@ def version(paths: list[Path]) -> str:
     cheaply whether to load again."""
     stamp = hashlib.sha256()
     for path in paths:
-        files = [path / RUN_FILE, path / OBSERVATIONS_FILE, path / JUDGEMENTS_FILE]
-        if not path.is_dir():
-            files = [path]
+        files = [path / RUN_FILE, path / OBSERVATIONS_FILE] if path.is_dir() else [path]
         for file in files:
             try:
                 info = file.stat()

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.report import judgements
 from pytest_agentbench.report.evidence import NOT_SCORED, evidence_lines
 from pytest_agentbench.report.metering import metering_lines
 from pytest_agentbench.report.terminal import render_rollups
@@ -46,7 +45,7 @@ def _configuration(key: str, report: dict[str, Any]) -> dict[str, Any]:
         "summary": summary,
         "integrity": report.get("integrity"),
         "trajectories": report.get("trajectories"),
-        "measures": report.get("measures"),  # docs/measures.md
+        "measures": report.get("measures"),  # docs/measures.md; the page does not draw it yet
         "classes": report.get("classes") or [],
         "metering": report.get("metering"),
         "notes": evidence_lines(report),
@@ -147,23 +146,6 @@ def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
         "rollups": _rollup_lines(document, sources),
         "pairs": [list(pair) for pair in loaded.pairs()],
         "tasks": _task_rows(loaded),
-        "judgements": [_judged(entry) for entry in loaded.judgements],
-    }
-
-
-def _judged(entry: dict[str, Any]) -> dict[str, Any]:
-    """One judged source's tally, in the Markdown report's words: its heading's key, the
-    table, the notes under it and each judge's flags (docs/judges.md)."""
-    block = entry["tally"]
-    return {
-        "source": entry["source"],
-        "sides": block["sides"],
-        "which": block["which"],
-        "key": judgements.heading(block)[3],
-        "headers": judgements.HEADERS,
-        "rows": judgements.rows(block),
-        "notes": judgements.notes(block),
-        "flags": [f"{j['judge']}: {flag}" for j in block["judges"] for flag in j["flags"]],
     }
 
 

@@ -513,7 +513,6 @@
       spendSection(index),
       trajectoriesSection(index),
       measuresSection(index),
-      judgesSection(index),
       meteringSection(index),
       rollupsSection(index),
       runsSection(index),
@@ -1107,36 +1106,6 @@
       ],
     );
     return body ? section("Code measures", h("div", { class: "measures" }, body)) : null;
-  }
-
-  /** The blind pairwise judges' tally of each judged source (docs/judges.md): the Markdown
-   * report's table and notes, each judge's flags shown first. */
-  function judgesSection(index) {
-    const judged = index.judgements || [];
-    if (!judged.length) return null;
-    return section(
-      "Judges",
-      judged.map((entry) =>
-        h(
-          "div",
-          { class: "judges", "data-source": entry.source },
-          h("h3", null, `${entry.sides.join(" vs ")}, ${entry.which} pairs`),
-          entry.flags.map((flag) => h("p", { class: "warning" }, `flagged: ${flag}`)),
-          note(entry.key),
-          table(
-            entry.headers,
-            entry.rows.map((row) =>
-              h(
-                "tr",
-                { "data-judge": row[0], "data-side": row[1] },
-                row.map((cell, i) => td(cell, i >= 2 && i <= 8 ? "num" : "wrap")),
-              ),
-            ),
-          ),
-          textLines(entry.notes),
-        ),
-      ),
-    );
   }
 
   /** Paired code measures, candidate − base: per figure the mean per-task difference of the
