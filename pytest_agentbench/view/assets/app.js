@@ -1105,7 +1105,7 @@
         ),
       ],
     );
-    return body ? section("Code measures", h("div", { class: "measures" }, body)) : null;
+    return body ? section("Code measures", { class: "measures" }, body) : null;
   }
 
   /** Paired code measures, candidate − base: per figure the mean per-task difference of the
@@ -2234,14 +2234,11 @@
     if (!view.measures) return null;
     return section(
       "Code measures, candidate − base",
-      h(
-        "div",
-        { class: "compare-measures" },
-        note(
-          `Mean over ${fmtCount(view.measures.tasks)} paired tasks of the candidate's median minus the base's, over scored trials; the interval is over tasks.`,
-        ),
-        pairedMeasuresTable(view.measures),
+      { class: "compare-measures" },
+      note(
+        `Mean over ${fmtCount(view.measures.tasks)} paired tasks of the candidate's median minus the base's, over scored trials; the interval is over tasks.`,
       ),
+      pairedMeasuresTable(view.measures),
     );
   }
 
