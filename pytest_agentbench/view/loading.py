@@ -21,7 +21,6 @@ from pytest_agentbench.scoring.configurations import (
 from pytest_agentbench.scoring.merged import build_document
 from pytest_agentbench.tasks.observation import Observation
 
-
 # A run directory's files whose change means a new snapshot
 WATCHED = (RUN_FILE, OBSERVATIONS_FILE, SELECTION_FILE, JUDGEMENTS_FILE, REVIEWS_FILE)
 

@@ -28,8 +28,8 @@ def encoded(data: Any) -> str:
 class Snapshot:
     """The sources at VERSION: index and trial columns as JSON text, each configuration's
     Observations (compressed JSON, in trial order) and run block, the run directories, the
-    pairs that can be compared and the trials' reviews by folder. `loaded` is the whole document, kept only in the process
-    that read it (never sent from a child)."""
+    pairs that can be compared and the trials' reviews by folder. `loaded` is the whole
+    document, kept only in the process that read it (never sent from a child)."""
 
     version: str
     keys: list[str]
