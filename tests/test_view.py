@@ -19,8 +19,12 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_judges import arm_run, judge  # noqa: F401 (arm_run: a fixture, shared)
 from tiny_tasks import make_tasks
 
+from pytest_agentbench.cli import main
+from pytest_agentbench.judge.tally import judgements_block
+from pytest_agentbench.testing.model_server import ScriptedModelServer
 from pytest_agentbench.view.page import script_json
 from pytest_agentbench.view.payloads import outcome_letter
 from pytest_agentbench.view.server import ViewServer
@@ -267,3 +271,71 @@ def test_view_names_a_source_that_is_not_a_run(tmp_path: Path) -> None:
         [str(SCRIPT), "view", str(tmp_path / "empty")], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "not a run directory (no run.json)" in done.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The judges: the mock two-arm run of test_judges.py, judged and reviewed for real through the
+# scripted model server
+
+
+def test_the_index_carries_the_judges_tally_and_updates_as_the_run_is_judged(
+    arm_run: Path,  # noqa: F811 (test_judges.py's fixture)
+) -> None:
+    run_dir = arm_run
+    viewer = Viewer([run_dir])
+    before = payload(viewer, "version")["version"]
+    assert payload(viewer, "index")["judgements"] == []
+    with ScriptedModelServer({"judge": "shorter", "turns": []}) as server:
+        assert judge(server, run_dir) == 0
+    time.sleep(1.1)  # the viewer looks at the files again at most once a second
+    assert payload(viewer, "version")["version"] != before
+    index = payload(viewer, "index")
+    (entry,) = index["judgements"]
+    assert entry["problem"] is None and entry["run_dir"] == str(run_dir)
+    assert entry["block"] == json.loads(json.dumps(judgements_block(run_dir)))
+    names = {c["key"]: c["name"] for c in index["configurations"]}
+    assert {side: names[key] for side, key in entry["sides"].items()} == {
+        "vanilla": "vanilla",
+        "core": "core",
+    }
+    (tally,) = entry["block"]["judges"]
+    vanilla = tally["sides"]["vanilla"]
+    assert (vanilla["wins"], vanilla["losses"], vanilla["ties"]) == (2, 0, 0)
+    assert tally["findings"]["core"]["minor"] == 4 and tally["flags"] == []
+    assert index["reviewed"] == []
+
+
+def test_a_flagged_judge_and_a_broken_judgements_file_show_in_the_index(
+    arm_run: Path,  # noqa: F811 (test_judges.py's fixture)
+) -> None:
+    with ScriptedModelServer({"judge": "first", "turns": []}) as server:
+        assert judge(server, arm_run, "--gold") == 0
+    (entry,) = payload(Viewer([arm_run]), "index")["judgements"]
+    flags = entry["block"]["judges"][0]["flags"]
+    assert any("position consistency 0.00" in f for f in flags)
+    assert any("gold accuracy 0.50 < 0.8" in f for f in flags)
+    with (arm_run / "judgements.jsonl").open("a") as out:
+        out.write("not json\n{}\n")  # a bad line that is not the last: an error naming it
+    (entry,) = payload(Viewer([arm_run]), "index")["judgements"]
+    assert entry["block"] is None and "judgements.jsonl:" in entry["problem"]
+
+
+def test_a_reviewed_trial_carries_its_findings_on_its_page_and_in_the_index(
+    arm_run: Path,  # noqa: F811 (test_judges.py's fixture)
+) -> None:
+    trial = next(p.name for p in (arm_run / "trials").iterdir() if p.name.startswith("core"))
+    with ScriptedModelServer({"judge": "shorter", "turns": []}) as server:
+        asked = ["review", str(arm_run), trial, "--judge-model", "judge-1", "--judge-api"]
+        assert main([*asked, "openai", "--judge-base-url", server.openai_base_url]) == 0
+    viewer = Viewer([arm_run], take=take_apart)  # as the server takes it: in a child process
+    (reviewed,) = payload(viewer, "index")["reviewed"]
+    assert reviewed["trial"] == trial and reviewed["arm"] == "core"
+    assert reviewed["findings"] == {"critical": 0, "major": 0, "minor": 1}
+    page = payload(viewer, f"trial/{reviewed['key']}/{reviewed['index']}")
+    assert page["folder"].endswith(trial)
+    (review,) = page["reviews"]
+    assert review["judge"] == "openai:judge-1" and review["error"] is None
+    (finding,) = review["findings"]  # the stray file the core arm's mock agent leaves
+    assert (finding["severity"], finding["file"], finding["line"]) == ("minor", "NOTES.agent.md", 1)
+    others = payload(viewer, f"trial/{reviewed['key']}/{1 - reviewed['index']}")
+    assert others["reviews"] == []

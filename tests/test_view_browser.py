@@ -23,7 +23,11 @@ from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
+from test_judges import arm_run, judge  # noqa: F401 (arm_run: a fixture, shared)
 from tiny_tasks import TINY_RUN, make_tasks
+
+from pytest_agentbench.cli import main
+from pytest_agentbench.testing.model_server import ScriptedModelServer
 
 if TYPE_CHECKING:
     from selenium.webdriver.chrome.webdriver import WebDriver
@@ -545,3 +549,78 @@ def test_a_payload_missing_from_a_bundle_says_so(
     # The browser logs the missing file itself; nothing else may be in the console.
     errors = [e for e in page.get_log("browser") if e["level"] == "SEVERE"]
     assert all("0.js" in e["message"] for e in errors), errors
+
+
+def test_the_judges_table_names_the_winner_flags_show_and_a_review_lists_its_findings(
+    page: WebDriver,
+    arm_run: Path,  # noqa: F811 (test_judges.py's fixture: vanilla, and core's longer diffs)
+    tmp_path: Path,
+) -> None:
+    core = next(p.name for p in (arm_run / "trials").iterdir() if p.name.startswith("core"))
+    with ScriptedModelServer({"judge": "shorter", "turns": []}) as model:
+        assert judge(model, arm_run) == 0
+        asked = ["review", str(arm_run), core, "--judge-model", "judge-1", "--judge-api"]
+        assert main([*asked, "openai", "--judge-base-url", model.openai_base_url]) == 0
+
+    with serving(arm_run) as url:
+        visit(page, url)
+        judges = find(page, "#judges")
+        assert "openai:judge-1" in judges.text and "Prefers vanilla" in judges.text
+        winner = find(page, "#judges tr.preferred")
+        assert winner.get_attribute("data-side") == "vanilla" and "preferred" in winner.text
+        cells = [
+            td.text
+            for td in find(page, '#judges tr[data-side="vanilla"]').find_elements(
+                "css selector", "td"
+            )
+        ]
+        assert cells[2] == "2 / 0 / 0" and cells[3].startswith("100.0%") and "[" in cells[3]
+        loser = find(page, '#judges tr[data-side="core"]').text
+        assert "0 / 0 / 4" in loser  # the judge's minor findings in core's changes
+        assert not find_all(page, "#judges .badge.flag")
+        check(page, tmp_path, "judges-overview")
+
+        rendered(page, find(page, "#judges a.reviewed-link").click)
+        assert route(page).startswith("trial/")
+        reviews = find(page, "#reviews")
+        row = find(page, '#reviews tr[data-severity="minor"]').text
+        assert "minor" in row and "NOTES.agent.md:1" in row and "never asked for" in row
+        assert "openai:judge-1" in reviews.text
+        check(page, tmp_path, "judges-trial-review")
+
+        rendered(page, find(page, "#nav-compare").click)
+        if find(page, "#compare-base option:checked").text != "vanilla":
+            rendered(page, lambda: choose(find(page, "#compare-base"), text="vanilla"))
+        if find(page, "#compare-candidate option:checked").text != "core":
+            rendered(page, lambda: choose(find(page, "#compare-candidate"), text="core"))
+        assert "Prefers vanilla" in find(page, "#judges").text
+        check(page, tmp_path, "judges-compare")
+
+        # Judged again while the page is open, with gold pairs and a second judge that always
+        # answers "A" (judge-1's pair answers come from the cache): the overview shows both
+        # judges, their flags and their agreement without a reload.
+        visit(page, url)
+        with ScriptedModelServer({"judge": "first", "turns": []}) as model:
+            assert judge(model, arm_run, "--gold", "--judge-model", "judge-2") == 0
+        until(page, lambda d: len(find_all(d, "#judges .card.judge")) == 2, timeout=30)
+        badges = {
+            card.get_attribute("data-judge"): [
+                b.text for b in card.find_elements("css selector", ".badge.flag")
+            ]
+            for card in find_all(page, "#judges .card.judge")
+        }
+        assert badges == {
+            "openai:judge-1": ["below gold threshold"],
+            "openai:judge-2": ["position-inconsistent", "below gold threshold"],
+        }
+        text = find(page, "#judges").text
+        assert "FLAG: gold accuracy 0.50 < 0.8" in text and "Agreement openai:judge-1" in text
+        check(page, tmp_path, "judges-flagged")
+
+    report = tmp_path / "report.html"
+    made = agentbench("report", str(arm_run), "--format", "html", "-o", str(report))
+    assert made.returncode == 0, made.stdout + made.stderr
+    visit(page, report.as_uri())
+    assert len(find_all(page, "#judges .badge.flag")) == 3
+    assert find_all(page, "#judges a.reviewed-link")
+    check(page, tmp_path, "judges-report")

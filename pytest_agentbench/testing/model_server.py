@@ -25,7 +25,9 @@ A script is JSON:
 A judge persona answers the blind pairwise prompts of `agentbench judge` by a rule instead of
 the turns: `{"judge": "shorter", "turns": []}` prefers the change whose diff has fewer lines
 (a tie when equal) and names one minor finding in the longer one; `"first"` always answers
-"A". It reads the two diffs from the prompt's "## Change A" / "## Change B" sections. A
+"A". It reads the two diffs from the prompt's "## Change A" / "## Change B" sections. Asked
+for a review (`agentbench review`: one "## Change" section), "shorter" names one minor finding
+at the first changed line of each file the diff adds; "first" still answers a verdict. A
 request without `"stream": true` gets one JSON response (Chat Completions and Messages).
 
 Only requests that carry tools advance the script (clients also send side requests, e.g.
@@ -124,9 +126,31 @@ JUDGES = ("shorter", "first")
 _CHANGE = re.compile(r"^## Change ([AB])\n.*?^(`{3,})diff\n(.*?)^\2$", re.DOTALL | re.MULTILINE)
 
 
+_REVIEWED = re.compile(r"^## Change\n.*?^(`{3,})diff\n(.*?)^\1$", re.DOTALL | re.MULTILINE)
+_ADDED = re.compile(r"^--- /dev/null\n\+\+\+ b/(\S+)\n@@ -0,0 \+(\d+)", re.MULTILINE)
+
+
+def review_answer(prompt: str) -> str:
+    """The "shorter" persona's review: one minor finding per file the change adds."""
+    reviewed = _REVIEWED.search(prompt)
+    added = _ADDED.findall(reviewed.group(2)) if reviewed else []
+    findings = [
+        {
+            "severity": "minor",
+            "file": path,
+            "line": int(line),
+            "text": "a file the task never asked for",
+        }
+        for path, line in added
+    ]
+    return json.dumps({"findings": findings})
+
+
 def judge_answer(persona: str, prompt: str) -> str:
     """The persona's verdict on a judge prompt (see the module), as the JSON it asks for."""
     diffs = {label: body for label, _fence, body in _CHANGE.findall(prompt)}
+    if persona == "shorter" and not diffs and _REVIEWED.search(prompt):
+        return review_answer(prompt)
     if persona == "first" or set(diffs) != {"A", "B"}:
         return json.dumps({"verdict": "A", "findings": []})
     size = {label: len(body.splitlines()) for label, body in diffs.items()}

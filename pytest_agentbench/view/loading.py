@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.judge.judging import JUDGEMENTS_FILE, REVIEWS_FILE, SELECTION_FILE
 from pytest_agentbench.run.store import OBSERVATIONS_FILE, RUN_FILE, read_run_file
 from pytest_agentbench.run.trajectories import trial_directory
 from pytest_agentbench.scoring.configurations import (
@@ -19,6 +20,9 @@ from pytest_agentbench.scoring.configurations import (
 )
 from pytest_agentbench.scoring.merged import build_document
 from pytest_agentbench.tasks.observation import Observation
+
+# A run directory's files whose change means a new snapshot
+WATCHED = (RUN_FILE, OBSERVATIONS_FILE, SELECTION_FILE, JUDGEMENTS_FILE, REVIEWS_FILE)
 
 
 @dataclass
@@ -98,10 +102,10 @@ def load(paths: list[Path]) -> Loaded:
 
 def version(paths: list[Path]) -> str:
     """Changes whenever a source file a view reads changes (size or time), so a page can ask
-    cheaply whether to load again."""
+    cheaply whether to load again: a run directory's record, and what its judges wrote."""
     stamp = hashlib.sha256()
     for path in paths:
-        files = [path / RUN_FILE, path / OBSERVATIONS_FILE] if path.is_dir() else [path]
+        files = [path / name for name in WATCHED] if path.is_dir() else [path]
         for file in files:
             try:
                 info = file.stat()

@@ -1,6 +1,7 @@
 """The viewer's payloads, built from one look at the sources (loading.Loaded): `index` (the
 overview and the tasks table), `trials/<C>` (per-trial columns of one configuration) and
-`compare/<A>/<B>` (a paired comparison with the trials behind each McNemar cell). Every figure
+`compare/<A>/<B>` (a paired comparison with the trials behind each McNemar cell). The index
+carries the judges' tallies and the reviewed trials too (judged.py). Every figure
 is the document's; the wording of notes is the other reports' (report/)."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pytest_agentbench.scoring.compare import OUTCOMES, compare
 from pytest_agentbench.scoring.document import simulated_figures
 from pytest_agentbench.tasks.observation import Observation, trial_tokens
 from pytest_agentbench.trajectory.raw import ARCHIVE
+from pytest_agentbench.view import judged
 from pytest_agentbench.view.loading import Loaded
 
 PROMPT_PREVIEW = 1200  # characters of a task's prompt in the index, searched and shown
@@ -45,7 +47,7 @@ def _configuration(key: str, report: dict[str, Any]) -> dict[str, Any]:
         "summary": summary,
         "integrity": report.get("integrity"),
         "trajectories": report.get("trajectories"),
-        "measures": report.get("measures"),  # docs/measures.md; the page does not draw it yet
+        "measures": report.get("measures"),  # docs/measures.md
         "classes": report.get("classes") or [],
         "metering": report.get("metering"),
         "notes": evidence_lines(report),
@@ -130,8 +132,11 @@ def _rollup_lines(document: dict[str, Any], sources: list[str]) -> list[str]:
     return render_rollups(rollups, where, budget=None)
 
 
-def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
-    """Everything the overview and tasks pages show."""
+def index(
+    loaded: Loaded, live: bool, sources: list[str], reviews: judged.Reviews | None = None
+) -> dict[str, Any]:
+    """Everything the overview and tasks pages show; REVIEWS (judged.reviews) lists the
+    reviewed trials."""
     document = loaded.document
     return {
         "title": "agentbench view",
@@ -146,6 +151,8 @@ def index(loaded: Loaded, live: bool, sources: list[str]) -> dict[str, Any]:
         "rollups": _rollup_lines(document, sources),
         "pairs": [list(pair) for pair in loaded.pairs()],
         "tasks": _task_rows(loaded),
+        "judgements": judged.judgements(loaded),
+        "reviewed": judged.reviewed_trials(loaded, reviews or {}),
     }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_agentbench.run.store import RUN_FILE, read_run_file
 from pytest_agentbench.tasks.observation import Observation
-from pytest_agentbench.view import payloads
+from pytest_agentbench.view import judged, payloads
 from pytest_agentbench.view.loading import Loaded, load, version
 
 
@@ -27,9 +27,9 @@ def encoded(data: Any) -> str:
 @dataclass
 class Snapshot:
     """The sources at VERSION: index and trial columns as JSON text, each configuration's
-    Observations (compressed JSON, in trial order) and run block, the run directories and
-    the pairs that can be compared. `loaded` is the whole document, kept only in the process
-    that read it (never sent from a child)."""
+    Observations (compressed JSON, in trial order) and run block, the run directories, the
+    pairs that can be compared and the trials' reviews by folder. `loaded` is the whole
+    document, kept only in the process that read it (never sent from a child)."""
 
     version: str
     keys: list[str]
@@ -39,6 +39,7 @@ class Snapshot:
     runs: dict[str, dict[str, Any]]
     run_dirs: dict[str, Path]
     pairs: list[tuple[str, str]]
+    reviews: judged.Reviews = field(default_factory=dict)
     loaded: Loaded | None = field(default=None, repr=False)
 
     def observation(self, key: str, index: int) -> Observation:
@@ -59,7 +60,8 @@ def take(paths: list[Path], keep_document: bool = True) -> Snapshot:
     reading shows as a newer version at the next look."""
     stamp = version(paths)
     loaded = load(paths)
-    index = payloads.index(loaded, live(paths), [str(p) for p in paths])
+    reviews = judged.reviews(loaded.run_dirs)
+    index = payloads.index(loaded, live(paths), [str(p) for p in paths], reviews)
     return Snapshot(
         version=stamp,
         keys=list(loaded.keys),
@@ -75,6 +77,7 @@ def take(paths: list[Path], keep_document: bool = True) -> Snapshot:
         },
         run_dirs=dict(loaded.run_dirs),
         pairs=loaded.pairs(),
+        reviews=reviews,
         loaded=loaded if keep_document else None,
     )
 

@@ -74,7 +74,9 @@ class Viewer:
             key, index = parts[1], int(parts[2])
             observation = snapshot.observation(key, index)
             folder = trial_folder(snapshot.run_dirs, observation)
-            return encoded(trial_detail.trial(key, index, observation, folder, snapshot.runs[key]))
+            reviews = snapshot.reviews.get(str(folder), []) if folder else []
+            detail = trial_detail.trial(key, index, observation, folder, snapshot.runs[key])
+            return encoded({**detail, "reviews": reviews})
         pair = (parts[1], parts[2]) if len(parts) == 3 and parts[0] == "compare" else None
         if pair in snapshot.pairs:
             return comparison_text(snapshot, self.sources, *pair)

@@ -161,8 +161,14 @@
     );
   }
 
+  /** A titled section; a plain object first among the children is the section's props. */
   function section(title, ...children) {
-    return h("section", null, h("h2", null, title), ...children);
+    const [first] = children;
+    const props =
+      first && typeof first === "object" && !(first instanceof Node) && !Array.isArray(first)
+        ? children.shift()
+        : null;
+    return h("section", props, h("h2", null, title), ...children);
   }
 
   function tableBox(table) {
@@ -506,6 +512,7 @@
       sourcesNote(index),
       section("Configurations", configurationCards(index)),
       armsSection(index),
+      judgesSection(index),
       chartsSection(ctx, index),
       hardestTasks(index),
       integritySection(index),
@@ -1185,6 +1192,228 @@
   }
 
   // ---------------------------------------------------------------------------------------
+  // Judges: the tally of `agentbench judge` per run directory (docs/judges.md), the reviewed trials
+
+  const SEVERITIES = ["critical", "major", "minor"];
+
+  /** A flag of the tally in a word or two, for the badge beside the judge's name. */
+  function flagLabel(flag) {
+    const text = String(flag);
+    if (text.startsWith("position consistency")) return "position-inconsistent";
+    if (text.startsWith("side-A rate")) return "position-biased";
+    if (text.startsWith("gold accuracy")) return "below gold threshold";
+    if (text.startsWith("gold pairs")) return "gold unanswered";
+    return "flagged";
+  }
+
+  /** The configuration name a judged side stands for (its label when it is not in this view). */
+  function sideName(index, entry, label) {
+    const key = (entry.sides || {})[label];
+    const config = key ? lookups(index).configs.get(key) : null;
+    return config ? config.name : label;
+  }
+
+  /** The side a judge prefers: the best win rate over decided pairs, if it stands alone. */
+  function preferredSide(judge, sides) {
+    const rated = sides.filter((side) => isNum(judge.sides[side].win_rate));
+    if (!rated.length) return null;
+    const best = Math.max(...rated.map((side) => judge.sides[side].win_rate));
+    const top = rated.filter((side) => judge.sides[side].win_rate === best);
+    return top.length === 1 && best > 0.5 ? top[0] : null;
+  }
+
+  function judgeTable(index, entry, judge, sides) {
+    const position = judge.position;
+    const gold = judge.gold;
+    const consistency = `${fmtPct(position.consistency)} of ${fmtCount(position.pairs)}`;
+    const goldText = gold ? `${fmtPct(gold.accuracy)} of ${fmtCount(gold.answers)}` : "–";
+    const preferred = preferredSide(judge, sides);
+    const rows = sides.map((side) => {
+      const s = judge.sides[side];
+      const found = judge.findings[side] || {};
+      const name = sideName(index, entry, side);
+      return h(
+        "tr",
+        { "data-side": side, class: side === preferred ? "preferred" : null },
+        td(side === preferred ? [name, " ", h("span", { class: "badge win" }, "preferred")] : name, "wrap"),
+        td(fmtCount(s.pairs), "num"),
+        td(`${fmtCount(s.wins)} / ${fmtCount(s.losses)} / ${fmtCount(s.ties)}`, "num"),
+        td(withInterval(fmtPct(s.win_rate), fmtInterval(s.interval, fmtPct)), "num"),
+        td(fmtP(s.p_value), "num"),
+        td(consistency, "num"),
+        td(goldText, "num"),
+        td(SEVERITIES.map((sev) => fmtCount(found[sev] || 0)).join(" / "), "num"),
+      );
+    });
+    return table(
+      [
+        "side",
+        h("th", { class: "num" }, "pairs"),
+        h("th", { class: "num", title: "wins / losses / ties over matched pairs" }, "W / L / T"),
+        h("th", { class: "num" }, "win rate"),
+        h("th", { class: "num" }, "sign p"),
+        h("th", { class: "num", title: "pairs asked in both orders whose winner did not change" }, "position consistency"),
+        h("th", { class: "num", title: "gold pairs: the reference preferred" }, "gold accuracy"),
+        h("th", { class: "num" }, "findings (crit / major / minor)"),
+      ],
+      rows,
+    );
+  }
+
+  function judgeNotes(judge) {
+    const lines = [];
+    const usage = judge.usage;
+    lines.push(
+      `${fmtCount(usage.calls)} calls · tokens ${isNum(usage.tokens) ? fmtCount(usage.tokens) : "unknown"}` +
+        ` · cost ${isNum(usage.cost_usd) ? fmtUsd(usage.cost_usd) : "unknown"}` +
+        ` · ${fmtCount(judge.judge_errors)} unparsed answers · ${fmtCount(judge.failed_calls)} failed calls`,
+    );
+    const bt = judge.bradley_terry;
+    if (bt) {
+      const shown = Object.entries(bt.strengths)
+        .map(([side, v]) => `${side} ${fmtNumber(v.strength)} ${fmtInterval(v.interval, fmtNumber)}`)
+        .join(", ");
+      lines.push(`Bradley–Terry strengths over ${fmtCount(bt.pairs)} pairs: ${shown}`);
+    }
+    return lines.map(note);
+  }
+
+  /** One judge of one tally: its name and flags, then the table over SIDES. */
+  function judgeCard(index, entry, judge, sides) {
+    const flags = judge.flags || [];
+    const preferred = preferredSide(judge, sides);
+    return h(
+      "div",
+      { class: "card judge", "data-judge": judge.judge },
+      h(
+        "h3",
+        null,
+        judge.judge,
+        " ",
+        flags.map((flag) => h("span", { class: "badge flag", title: flag }, flagLabel(flag))),
+      ),
+      flags.map((flag) => h("p", { class: "warning flag-line" }, `FLAG: ${flag}`)),
+      judgeTable(index, entry, judge, sides),
+      note(
+        preferred
+          ? `Prefers ${sideName(index, entry, preferred)}: win rate ${fmtPct(judge.sides[preferred].win_rate)} ${fmtInterval(judge.sides[preferred].interval, fmtPct)}, sign p ${fmtP(judge.sides[preferred].p_value)}.`
+          : "Prefers no side.",
+      ),
+      judgeNotes(judge),
+    );
+  }
+
+  function tallyHead(entry) {
+    const block = entry.block;
+    const level = Math.round(block.level * 100);
+    const lines = [
+      `${block.sides.join(" vs ")}, ${block.which} pairs, from ${entry.run_dir}. ` +
+        `Win rate over decided pairs with its ${level}% Wilson interval; sign p over decided pairs.`,
+    ];
+    if (block.missing) lines.push(`${fmtCount(block.missing)} of ${fmtCount(block.prompts)} prompts not answered yet.`);
+    if (block.omitted.length) lines.push(`${fmtCount(block.omitted.length)} pairs left out (agentbench judge names them).`);
+    for (const row of block.agreement) {
+      lines.push(
+        `Agreement ${row.judges.join(" / ")}: kappa ${fmtNumber(row.kappa)}, ${fmtPct(row.agreement)} equal over ${fmtCount(row.answers)} answers.`,
+      );
+    }
+    return lines.map(note);
+  }
+
+  function judgementBlock(index, entry, sides) {
+    if (entry.problem) return h("p", { class: "warning" }, `${entry.run_dir}: ${entry.problem}`);
+    return h(
+      "div",
+      { class: "judgements" },
+      tallyHead(entry),
+      h("div", { class: "grid-judges" }, entry.block.judges.map((judge) => judgeCard(index, entry, judge, sides))),
+    );
+  }
+
+  function reviewedTable(index) {
+    const { configs } = lookups(index);
+    return table(
+      [
+        "trial",
+        "configuration",
+        "judges",
+        h("th", { class: "num" }, "findings (crit / major / minor)"),
+        h("th", { class: "num" }, "failed reviews"),
+      ],
+      index.reviewed.map((r) =>
+        h(
+          "tr",
+          null,
+          td(h("a", { href: trialLink(r.key, r.index), class: "reviewed-link" }, `${r.task} · repeat ${r.repeat}`), "wrap"),
+          td(configs.has(r.key) ? configs.get(r.key).name : r.key, "wrap"),
+          td(r.judges.join(", "), "wrap"),
+          td(SEVERITIES.map((sev) => fmtCount(r.findings[sev])).join(" / "), "num"),
+          td(fmtCount(r.failed), "num"),
+        ),
+      ),
+    );
+  }
+
+  function judgesSection(index) {
+    const judged = index.judgements || [];
+    const reviewed = index.reviewed || [];
+    if (!judged.length && !reviewed.length) return null;
+    return section(
+      "Judges",
+      { class: "judges", id: "judges" },
+      judged.map((entry) => judgementBlock(index, entry, entry.block ? entry.block.sides : [])),
+      reviewed.length ? [h("h3", null, "Reviewed trials"), reviewedTable(index)] : null,
+    );
+  }
+
+  /** The tallies that judged both compared configurations, their rows cut to the two. */
+  function compareJudges(index, base, candidate) {
+    const shown = [];
+    for (const entry of index.judgements || []) {
+      if (!entry.block) continue;
+      const labelOf = (key) => Object.keys(entry.sides || {}).find((label) => entry.sides[label] === key);
+      const sides = [labelOf(base), labelOf(candidate)];
+      if (sides.every(Boolean)) shown.push(judgementBlock(index, entry, sides));
+    }
+    return shown.length ? section("Judges", { class: "judges compare-judges", id: "judges" }, shown) : null;
+  }
+
+  /** A trial's reviews (`agentbench review`): each judge's findings, worst first. */
+  function reviewsSection(reviews) {
+    if (!reviews || !reviews.length) return null;
+    return section(
+      "Review findings",
+      { class: "reviews", id: "reviews" },
+      reviews.map((review) => {
+        const findings = review.findings
+          .slice()
+          .sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity));
+        return h(
+          "div",
+          { class: "card review" },
+          h("h3", null, review.judge || "judge", review.at ? h("span", { class: "muted" }, ` · ${review.at}`) : null),
+          review.error
+            ? h("p", { class: "warning" }, `No review: ${review.error}`)
+            : findings.length
+              ? table(
+                  ["severity", "where", "finding"],
+                  findings.map((f) =>
+                    h(
+                      "tr",
+                      { "data-severity": f.severity },
+                      td(h("span", { class: `badge sev sev-${SEVERITIES.includes(f.severity) ? f.severity : "minor"}` }, String(f.severity))),
+                      td(f.file ? `${f.file}${isNum(f.line) ? `:${f.line}` : ""}` : "–", "wrap"),
+                      td(String(f.text ?? ""), "wrap"),
+                    ),
+                  ),
+                )
+              : note("No findings."),
+        );
+      }),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------
   // Tasks: filtered in memory, rendered a page of rows at a time
 
   const TASK_FILTERS = ["family", "tag", "outcome", "class", "flaky", "changed", "q", "config", "sort"];
@@ -1555,6 +1784,7 @@
           )
         : null,
       trial.diff ? section("Diff against the input", diffView(trial.diff)) : null,
+      reviewsSection(trial.reviews),
       trial.verifier ? section("Verifier", pre(trial.verifier)) : null,
       trial.infrastructure
         ? section(
@@ -2036,6 +2266,7 @@
       mcnemarSection(view),
       compareTrajectories(ctx, view),
       compareMeasures(view),
+      compareJudges(index, base, candidate),
       compareTasks(view),
     );
     return { title: "Compare", node };
