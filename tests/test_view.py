@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_judges import arm_run, judge  # noqa: F401 (arm_run: a fixture, shared)
+from test_judges import judge
 from tiny_tasks import make_tasks
 
 from pytest_agentbench.cli import main
@@ -279,7 +279,7 @@ def test_view_names_a_source_that_is_not_a_run(tmp_path: Path) -> None:
 
 
 def test_the_index_carries_the_judges_tally_and_updates_as_the_run_is_judged(
-    arm_run: Path,  # noqa: F811 (test_judges.py's fixture)
+    arm_run: Path,
 ) -> None:
     run_dir = arm_run
     viewer = Viewer([run_dir])
@@ -306,7 +306,7 @@ def test_the_index_carries_the_judges_tally_and_updates_as_the_run_is_judged(
 
 
 def test_a_flagged_judge_and_a_broken_judgements_file_show_in_the_index(
-    arm_run: Path,  # noqa: F811 (test_judges.py's fixture)
+    arm_run: Path,
 ) -> None:
     with ScriptedModelServer({"judge": "first", "turns": []}) as server:
         assert judge(server, arm_run, "--gold") == 0
@@ -321,7 +321,7 @@ def test_a_flagged_judge_and_a_broken_judgements_file_show_in_the_index(
 
 
 def test_a_reviewed_trial_carries_its_findings_on_its_page_and_in_the_index(
-    arm_run: Path,  # noqa: F811 (test_judges.py's fixture)
+    arm_run: Path,
 ) -> None:
     trial = next(p.name for p in (arm_run / "trials").iterdir() if p.name.startswith("core"))
     with ScriptedModelServer({"judge": "shorter", "turns": []}) as server:

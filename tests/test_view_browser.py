@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
-from test_judges import arm_run, judge  # noqa: F401 (arm_run: a fixture, shared)
+from test_judges import judge
 from tiny_tasks import TINY_RUN, make_tasks
 
 from pytest_agentbench.cli import main
@@ -553,7 +553,7 @@ def test_a_payload_missing_from_a_bundle_says_so(
 
 def test_the_judges_table_names_the_winner_flags_show_and_a_review_lists_its_findings(
     page: WebDriver,
-    arm_run: Path,  # noqa: F811 (test_judges.py's fixture: vanilla, and core's longer diffs)
+    arm_run: Path,  # conftest.py: vanilla, and core with longer diffs
     tmp_path: Path,
 ) -> None:
     core = next(p.name for p in (arm_run / "trials").iterdir() if p.name.startswith("core"))
