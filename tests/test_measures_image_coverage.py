@@ -9,11 +9,13 @@ coverage package in, the other's does not.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path, PurePosixPath
 
 import coverage
+import docker
 import pytest
 
 from pytest_agentbench.grading.coverage import Measured, count, coveragerc
@@ -34,8 +36,9 @@ CALC = "def add(a, b):\n    return a + b\n"
 SUB = CALC + "\n\ndef sub(a, b):\n    if a > b:\n        return a - b\n    return b - a\n"
 TEST_ADD = "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
 TEST_ADD += "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n"
-# The tests also leave a file in the workspace: it must never reach the trial's change.
-COMMAND = "touch tests-ran && python3 -m unittest -q test_calc"
+# The tests leave a file in the workspace, which must never reach the trial's change, and run
+# only where /tests is, as it is where the verifier runs (not on this machine).
+COMMAND = "touch tests-ran && test -e /tests/test.sh && python3 -m unittest -q test_calc"
 SOLVE = f"""#!/bin/bash
 set -e
 test ! -e /tests  # the agent (here, the oracle) never sees the tests
@@ -47,14 +50,16 @@ cat > calc.py <<'EOF'
 FIGURES = ("files_touched", "coverage_lines", "coverage_lines_run", "changed_line_coverage")
 
 
-def harbor_task(root: Path, name: str, with_coverage: bool) -> Path:
+def harbor_task(
+    root: Path, name: str, with_coverage: bool, command: str = COMMAND, timeout: int = 60
+) -> Path:
     task = root / name
     copy = "COPY coverage /usr/lib/python3/dist-packages/coverage\n" if with_coverage else ""
     write_tree(
         task,
         {
-            "task.toml": f"[metadata]\ntest_command = {json.dumps(COMMAND)}\n"
-            "[verifier]\ntimeout_sec = 60\n",
+            "task.toml": f"[metadata]\ntest_command = {json.dumps(command)}\n"
+            f"[verifier]\ntimeout_sec = {timeout}\n",
             "instruction.md": "Add sub(a, b) to calc.py.\n",
             "environment/Dockerfile": f"FROM agentbench-test:1\n{copy}WORKDIR /app\n"
             "COPY calc.py test_calc.py /app/\n",
@@ -81,16 +86,19 @@ def observations(run: Path) -> dict[str, dict[str, object]]:
 
 @pytest.mark.real
 def test_coverage_runs_in_the_tasks_image_and_measure_gives_the_same(
-    pytester: pytest.Pytester, tmp_path: Path
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     skip_unless_sandbox("docker")
-    harbor_task(tmp_path, "measured", with_coverage=True)
+    measured = harbor_task(tmp_path, "measured", with_coverage=True)
     bare = harbor_task(tmp_path, "bare", with_coverage=False)
+    # The same environment/ (one image): the tests are bounded by the verifier's timeout.
+    harbor_task(tmp_path, "slow", with_coverage=True, command="sleep 30", timeout=2)
     result = pytester.runpytest_subprocess(
         "--agent=oracle", "-p", "no:cacheprovider", "--sandbox=docker", f"--tasks={tmp_path}",
         "--agentbench-dir=run", "--agentbench-measure=lines,coverage", "--agentbench-keep=all",
+        "--agentbench-concurrency=3",
     )  # fmt: skip
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
     run = pytester.path / "run"
     found = observations(run)
     figures = found["measured"]["measures"]
@@ -102,15 +110,35 @@ def test_coverage_runs_in_the_tasks_image_and_measure_gives_the_same(
         "coverage": "the task's image has no coverage.py for python3; install it in the image "
         f"(add `RUN pip install coverage` to {bare / 'environment' / 'Dockerfile'})"
     }
+    assert found["slow"]["measure_notes"] == {"coverage": "the test command timed out after 2 s"}
+    spec = load_task_dir(measured).container
+    assert spec is not None
+    with contextlib.closing(docker.from_env()) as client:
+        image = f"agentbench-task:env-{spec.context_hash[:24]}"
+        assert client.containers.list(all=True, filters={"ancestor": image}) == []
     # What the tests left in their copy never reached the trial's workspace.
     kept = run / "trials" / "measured-r0" / "workspace"
     assert (kept / "calc.py").read_text() == SUB and not (kept / "tests-ran").exists()
     assert "tests-ran" not in (run / "trials" / "measured-r0" / "change.patch").read_text()
-    again = pytester.run("agentbench", "measure", "run", "--measure=coverage")
+    # Measured again, in the image as in the run (on this machine there is no /tests): the
+    # record now holds the coverage figures alone.
+    again = pytester.run(
+        "agentbench", "measure", "run", "--measure=coverage", f"--tasks={measured}"
+    )
     assert again.ret == 0, again.stderr.str()
-    assert "measured 2 trials" in again.stderr.str()
-    remeasured = observations(run)["measured"]["measures"]
-    assert remeasured["changed_line_coverage"] == 0.25  # type: ignore[index]
+    assert "measured 1 trial in run (coverage); 2 trials stay" in again.stderr.str()
+    remeasured = observations(run)
+    assert remeasured["measured"]["measures"] == dict(zip(FIGURES[1:], (4, 1, 0.25), strict=True))
+    # With no Docker engine the image's working directory (the input) cannot be read: the
+    # trials stay as recorded, and the command says why.
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
+    offline = pytester.run("agentbench", "measure", "run", "--measure=lines", f"--tasks={tmp_path}")
+    assert offline.ret == 0, offline.stderr.str()
+    offline.stderr.fnmatch_lines(
+        ["measured 0 trials in run (lines); 3 trials stay as recorded: its task runs in its own "
+         "image: *no Docker engine answers at unix://*no-engine.sock*"]
+    )  # fmt: skip
+    assert observations(run) == remeasured
 
 
 def test_the_script_checks_coverage_then_runs_the_command_where_the_files_really_are() -> None:
