@@ -37,11 +37,16 @@ SUB = CALC + "\n\ndef sub(a, b):\n    if a > b:\n        return a - b\n    retur
 TEST_ADD = "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
 TEST_ADD += "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n"
 # The tests leave a file in the workspace, which must never reach the trial's change, and run
-# only where /tests is, as it is where the verifier runs (not on this machine).
-COMMAND = "touch tests-ran && test -e /tests/test.sh && python3 -m unittest -q test_calc"
+# only where /tests is, as it is where the verifier runs (not on this machine), and where the
+# file the change deleted from the image's working directory is gone.
+COMMAND = (
+    "touch tests-ran && test -e /tests/test.sh && test ! -e old.py && "
+    "python3 -m unittest -q test_calc"
+)
 SOLVE = f"""#!/bin/bash
 set -e
 test ! -e /tests  # the agent (here, the oracle) never sees the tests
+rm old.py
 cat > calc.py <<'EOF'
 {SUB}EOF
 """
@@ -62,8 +67,9 @@ def harbor_task(
             f"[verifier]\ntimeout_sec = {timeout}\n",
             "instruction.md": "Add sub(a, b) to calc.py.\n",
             "environment/Dockerfile": f"FROM agentbench-test:1\n{copy}WORKDIR /app\n"
-            "COPY calc.py test_calc.py /app/\n",
+            "COPY calc.py test_calc.py old.py /app/\n",
             "environment/calc.py": CALC,
+            "environment/old.py": "OLD = 1\n",
             "environment/test_calc.py": TEST_ADD,
             "tests/test.sh": "grep -q 'def sub' calc.py && r=1 || r=0\n"
             "echo $r > /logs/verifier/reward.txt\n",
@@ -103,7 +109,7 @@ def test_coverage_runs_in_the_tasks_image_and_measure_gives_the_same(
     found = observations(run)
     figures = found["measured"]["measures"]
     assert isinstance(figures, dict)
-    assert [figures[key] for key in FIGURES] == [1, 4, 1, 0.25]
+    assert [figures[key] for key in FIGURES] == [2, 4, 1, 0.25]
     assert found["measured"]["measure_notes"] is None
     assert found["bare"]["measures"]["changed_line_coverage"] is None  # type: ignore[index]
     assert found["bare"]["measure_notes"] == {
