@@ -11,9 +11,9 @@ from pytest_agentbench.commands import report
 from pytest_agentbench.fs.wording import plural
 
 HELP = (
-    "add code measures (lines, complexity, dead_code) to a finished run directory from the "
-    "whole changes its trials kept (change.patch) and its tasks' input trees, then report it "
-    "as `report` does"
+    "add code measures (lines, complexity, dead_code, coverage) to a finished run directory "
+    "from the whole changes its trials kept (change.patch) and its tasks' input trees, then "
+    "report it as `report` does"
 )
 
 

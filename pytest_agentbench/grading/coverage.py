@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from pytest_agentbench.fs import names
 from pytest_agentbench.fs.filework import remove_later
@@ -30,7 +30,7 @@ COVERAGE_FIGURES = FIGURES["coverage"]
 """coverage_lines: added Python source lines that are statements; coverage_lines_run: those the
 tests executed; changed_line_coverage: the share, run / lines."""
 
-_STARTUP = """\
+STARTUP = """\
 try:
     import coverage
 except ImportError:  # this interpreter has no coverage.py: it goes unmeasured
@@ -40,6 +40,7 @@ else:
 """
 _CREDENTIALS = ("_API_KEY", "_AUTH_TOKEN", "_ACCESS_TOKEN")
 """Environment variables ending so are left out of the tests' environment."""
+DATA_FILE = ".coverage"
 
 
 @dataclass(frozen=True)
@@ -54,14 +55,31 @@ class TaskTests:
 Figures = dict[str, int | float | None]
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What a run of the tests under coverage left: the directory of its data files, and the
+    directory the workspace was at where the tests ran (a host path, or one in a container)."""
+
+    data: Path
+    root: PurePath
+
+
+TestRunner = Callable[[TaskTests, Path, Path, Sequence[str]], "Measured | str"]
+"""Runs the tests on the rebuilt workspace, given its host path, a scratch directory and the
+paths the change deleted (a copy laid over the input must remove them); what the tests left, or
+why nothing can be counted."""
+
+
 def coverage_figures(
     input_tree: Tree,
     changes: Sequence[FileChange],
     sides: Sequence[FileSides],
     tests: TaskTests,
     test_paths: Sequence[str] | None,
+    run_tests: TestRunner | None = None,
 ) -> tuple[Figures, str | None]:
-    """COVERAGE_FIGURES of a change and, when they are None, why."""
+    """COVERAGE_FIGURES of a change and, when they are None, why; the tests run on the host
+    unless run_tests runs them elsewhere (in the task's image: grading/image_coverage.py)."""
     unknown: Figures = dict.fromkeys(COVERAGE_FIGURES)
     added = _added_source_lines(changes, test_paths)
     if not added:
@@ -74,10 +92,11 @@ def coverage_figures(
         workspace = Path(os.path.realpath(scratch / "workspace"))
         workspace.mkdir()
         _rebuild(input_tree, sides, workspace)
-        data_file = _run_tests(tests, workspace, scratch)
-        if data_file is None:
-            return unknown, f"the test command timed out after {tests.timeout:g} s"
-        return _count(data_file, workspace, added)
+        deleted = [side.change.path for side in sides if side.after is None]
+        measured = (run_tests or run_on_host)(tests, workspace, scratch, deleted)
+        if isinstance(measured, str):
+            return unknown, measured
+        return count(measured, workspace, added)
     finally:
         remove_later(scratch)
 
@@ -108,18 +127,36 @@ def _rebuild(input_tree: Tree, sides: Sequence[FileSides], workspace: Path) -> N
             path.write_text(side.after, encoding="utf-8")
 
 
-def _run_tests(tests: TaskTests, workspace: Path, scratch: Path) -> Path | None:
-    """Run the test command under coverage; the data file's path, or None at the timeout."""
+def write_hook(directory: Path) -> None:
+    """The sitecustomize.py that starts coverage.py in every Python process whose path has
+    directory first."""
+    directory.mkdir()
+    (directory / "sitecustomize.py").write_text(STARTUP)
+
+
+def coveragerc(data_file: str, source: str) -> str:
+    """The configuration every measured process reads: parallel data files, the workspace's
+    files only."""
+    return f"[run]\ndata_file = {data_file}\nparallel = true\nsource = {source}\n"
+
+
+def without_credentials(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment less the variables that look like model credentials."""
+    return {k: v for k, v in env.items() if not k.endswith(_CREDENTIALS)}
+
+
+def run_on_host(
+    tests: TaskTests, workspace: Path, scratch: Path, deleted: Sequence[str]
+) -> Measured | str:
+    """Run the test command under coverage in the workspace on this machine, as a directory
+    task's verifier runs (the rebuilt workspace has no deleted file left)."""
     hook = scratch / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_STARTUP)
+    write_hook(hook)
     data = scratch / "data"
     data.mkdir()
     rc = scratch / "coveragerc"
-    rc.write_text(
-        f"[run]\ndata_file = {data / '.coverage'}\nparallel = true\nsource = {workspace}\n"
-    )
-    env = {k: v for k, v in os.environ.items() if not k.endswith(_CREDENTIALS)}
+    rc.write_text(coveragerc(str(data / DATA_FILE), str(workspace)))
+    env = without_credentials(os.environ)
     env.update(tests.env)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook), env.get("PYTHONPATH")]))
     env["COVERAGE_PROCESS_START"] = str(rc)
@@ -135,36 +172,44 @@ def _run_tests(tests: TaskTests, workspace: Path, scratch: Path) -> Path | None:
     try:
         process.wait(timeout=tests.timeout)
     except subprocess.TimeoutExpired:
-        return None
+        return timed_out(tests)
     finally:
         kill_group(process.pid)
         process.wait()
-    return data / ".coverage"
+    return Measured(data, workspace)
 
 
-def _count(
-    data_file: Path, workspace: Path, added: Mapping[str, set[int]]
+def timed_out(tests: TaskTests) -> str:
+    """Why nothing is counted when the tests ran past their time."""
+    return f"the test command timed out after {tests.timeout:g} s"
+
+
+def count(
+    measured: Measured, workspace: Path, added: Mapping[str, set[int]]
 ) -> tuple[Figures, str | None]:
+    """The figures from the data a run left: each added line's file is parsed from the host's
+    rebuilt workspace and looked up in the data by the name it had where the tests ran."""
     import coverage
     from coverage.exceptions import CoverageException, NoDataError, NotPython
 
     unknown: Figures = dict.fromkeys(COVERAGE_FIGURES)
-    measured = coverage.Coverage(data_file=str(data_file), config_file=False)
+    data_file = measured.data / DATA_FILE
+    reader = coverage.Coverage(data_file=str(data_file), config_file=False)
     try:
-        measured.combine([str(data_file.parent)], strict=True)
+        reader.combine([str(measured.data)], strict=True)
     except NoDataError:
         return unknown, "the test command ran no Python that has coverage.py"
-    data = measured.get_data()
+    data = reader.get_data()
     statements = run = 0
     for path, lines in sorted(added.items()):
-        filename = str(workspace / names.to_os(path))
+        name = names.to_os(path)
         try:
-            executable = set(measured.analysis2(filename)[1])
+            executable = set(reader.analysis2(str(workspace / name))[1])
         except NotPython:
             return unknown, f"{path} does not parse as Python"
         except CoverageException as error:
             return unknown, f"{path}: {error}"
-        executed = set(data.lines(filename) or ())
+        executed = set(data.lines(str(measured.root / name)) or ())
         statements += len(lines & executable)
         run += len(lines & executable & executed)
     if not statements:

@@ -6,30 +6,14 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import tarfile
 import tempfile
 from pathlib import Path
 
 from pytest_agentbench.fs.filework import remove_later
 from pytest_agentbench.grading.grade import VERIFIER_OUTPUT_LIMIT, Grade
-from pytest_agentbench.sandbox.docker import (
-    LABEL_OWNER,
-    LABEL_RUN,
-    LABEL_SNAPSHOT,
-    DockerProvider,
-    DockerSandbox,
-    _replace_from_tar,
-    _tar_dirs,
-    trial_host_config,
-)
+from pytest_agentbench.sandbox.docker import LABEL_SNAPSHOT, DockerProvider, DockerSandbox
 from pytest_agentbench.sandbox.ownership import owned_dir
-from pytest_agentbench.sandbox.task_image import (
-    BuiltImage,
-    built_image,
-    host_values,
-    task_limits,
-    where_set,
-)
+from pytest_agentbench.sandbox.task_image import host_values, run_as_verifier, task_limits
 from pytest_agentbench.tasks.model import ContainerSpec, Task
 
 TESTS_DIR = "/tests"
@@ -43,14 +27,13 @@ def grade_in_container(sandbox: DockerSandbox, task: Task) -> Grade:
     assert spec is not None
     provider = sandbox.provider
     client = provider.client
-    built = built_image(spec, client)
     # The container's labels carry over: its owner, whose death lets a later run reap it.
     snapshot = sandbox.container.commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
     scratch = Path(tempfile.mkdtemp(prefix="agentbench-verify-", dir=owned_dir()))
     try:
         logs = scratch / "logs"
         logs.mkdir()
-        exit_code, output = _run_verifier(provider, snapshot.id, built, spec, task, logs)
+        exit_code, output = _run_verifier(provider, snapshot.id, spec, task, logs)
         reward, where = read_reward(logs)
     finally:
         with contextlib.suppress(Exception):
@@ -72,7 +55,6 @@ def grade_in_container(sandbox: DockerSandbox, task: Task) -> Grade:
 def _run_verifier(
     provider: DockerProvider,
     image: str,
-    built: BuiltImage,
     spec: ContainerSpec,
     task: Task,
     logs: Path,
@@ -80,42 +62,22 @@ def _run_verifier(
     """(exit code or None at the deadline, the output's tail) of bash /tests/test.sh, run as
     the verifier's user with tests/ at /tests and an empty /logs/verifier it may write; the
     reward files it leaves there are copied to logs."""
-    import docker.errors
-    import requests
-
-    api = provider.client.api
-    ids = built.ids(spec.verifier_user, where_set(spec, spec.verifier_user, "verifier"))
-    created = api.create_container(
-        image,
-        ["bash", spec.test_script],
-        user=spec.verifier_user or built.user or "0",
-        working_dir=built.workdir,
-        environment=host_values(spec, spec.verifier_env, "verifier"),
-        labels={LABEL_OWNER: provider.owner, LABEL_RUN: provider.run_id},
-        host_config=trial_host_config(api, task_limits(provider, spec), {}),
-    )
-    container = provider.track(created)
     timeout = task.verify_timeout or task.timeout
-    try:
-        empty = logs / "empty"
-        empty.mkdir(mode=0o777)
-        empty.chmod(0o777)  # as Harbor leaves it: writable by any verifier user
-        container.put_archive("/", _tar_dirs({TESTS_DIR: spec.tests, REWARD_DIR: empty}, *ids))
-        container.start()
-        try:
-            exit_code: int | None = int(api.wait(container.id, timeout=timeout)["StatusCode"])
-        except requests.exceptions.RequestException:
-            with contextlib.suppress(docker.errors.APIError):
-                api.kill(container.id)
-            exit_code = None
-        output = api.logs(container.id, stdout=True, stderr=True)[-VERIFIER_OUTPUT_LIMIT:]
-        for name in REWARD_FILES:
-            with contextlib.suppress(docker.errors.NotFound, tarfile.TarError):
-                stream, _ = api.get_archive(container.id, f"{REWARD_DIR}/{name}")
-                _replace_from_tar(stream, logs / name)
-    finally:
-        provider.remove(container)
-    text = output.decode("utf-8", "replace")
+    empty = logs / "empty"
+    empty.mkdir(mode=0o777)
+    empty.chmod(0o777)  # as Harbor leaves it: writable by any verifier user
+    exit_code, output = run_as_verifier(
+        provider,
+        image,
+        spec,
+        ["bash", spec.test_script],
+        env=host_values(spec, spec.verifier_env, "verifier"),
+        limits=task_limits(provider, spec),
+        timeout=timeout,
+        put={TESTS_DIR: spec.tests, REWARD_DIR: empty},
+        take={f"{REWARD_DIR}/{name}": logs / name for name in REWARD_FILES},
+    )
+    text = output[-VERIFIER_OUTPUT_LIMIT:].decode("utf-8", "replace")
     if exit_code is None:
         text += f"\nverifier timed out after {timeout:g} s (timeout_sec in [verifier])"
     return exit_code, text

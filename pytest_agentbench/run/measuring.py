@@ -3,7 +3,9 @@ change (change.patch) and its task's input tree, loaded from the run's task sour
 
 As retrace does, the latest record of each trial in observations.jsonl gets the new measures
 and the file is replaced atomically; a trial that kept no change it can be measured from (an
-older run, a task no longer found, a fixture that changed since) keeps what it had.
+older run, a task no longer found, a fixture that changed since, a task of its own image with
+no Docker engine to read it) keeps what it had. A task of its own image (Harbor) is measured
+through a Docker provider made for the command, as a run's trials are.
 """
 
 from __future__ import annotations
@@ -11,8 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from pytest_agentbench.run.store import OBSERVATIONS_FILE, read_observations
 from pytest_agentbench.run.trajectories import latest_trials, rewrite_observations, trial_directory
+from pytest_agentbench.sandbox.base import SandboxProvider
+from pytest_agentbench.sandbox.task_image import TaskImageProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.suites.catalog import iter_catalog
 from pytest_agentbench.tasks.observation import Observation
@@ -36,6 +42,7 @@ def remeasure(
     tasks = {entry.task_id: entry.task for entry in iter_catalog(sources, base) if entry.task}
     observations, _notice = read_observations(run_dir / OBSERVATIONS_FILE)
     done = Remeasured()
+    engine = _Engine(settings)
     for observation in latest_trials(observations):
         directory = trial_directory(run_dir, observation)
         task = tasks.get(observation["task"])
@@ -47,8 +54,14 @@ def remeasure(
         if change is None:
             done.left[directory.name] = f"it kept no {CHANGE_FILE}"
             continue
+        provider = None
+        if task.container is not None:
+            provider = engine.provider()
+            if provider is None:
+                done.left[directory.name] = f"its task runs in its own image: {engine.why_not}"
+                continue
         observation["measures"], observation["measure_notes"] = trial_measures(
-            task, change, settings
+            task, change, settings, provider
         )
         done.measured.append(directory.name)
     rewrite_observations(run_dir, observations)
@@ -63,3 +76,21 @@ def kept_change(path: Path, observation: Observation) -> str | None:
     except FileNotFoundError:
         measured = observation.get("measures") or {}
         return "" if measured.get("files_touched") == 0 else None
+
+
+class _Engine:
+    """The Docker provider that tasks of their own image are measured through, made on first
+    need; why there is none when no engine answers."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.made: SandboxProvider | None = None
+        self.why_not = ""
+
+    def provider(self) -> SandboxProvider | None:
+        if self.made is None and not self.why_not:
+            try:
+                self.made = TaskImageProvider(self.settings.sandbox_limits, None)
+            except pytest.UsageError as error:
+                self.why_not = str(error)
+        return self.made

@@ -17,6 +17,7 @@ or the task's [verifier] user, and the reward it leaves, copied out, decides the
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import os
 import re
@@ -24,7 +25,7 @@ import shutil
 import tarfile
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -47,6 +48,7 @@ from pytest_agentbench.sandbox.docker import (
     trial_host_config,
 )
 from pytest_agentbench.sandbox.ownership import owned_dir
+from pytest_agentbench.settings import SandboxLimits
 from pytest_agentbench.tasks.model import (
     ContainerSpec,
     DirTree,
@@ -373,6 +375,58 @@ def task_limits(provider: DockerProvider, spec: ContainerSpec) -> Any:
         memory=str(spec.memory_bytes) if spec.memory_bytes is not None else limits.memory,
         network=limits.network if spec.network else "none",
     )
+
+
+def run_as_verifier(
+    provider: DockerProvider,
+    image: str,
+    spec: ContainerSpec,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    limits: SandboxLimits,
+    timeout: float,
+    put: Mapping[str, Path],
+    take: Mapping[str, Path],
+) -> tuple[int | None, bytes]:
+    """(exit code, None when it was killed at timeout; its output) of argv run once in a fresh
+    container of image (the task's, or a snapshot of a trial's), as Harbor runs its tests: as
+    the verifier's user, from the working directory. The host trees of put are copied in first,
+    owned by that user; once it has stopped, each container path of take that exists is copied
+    out to its host path. The container carries its owner's labels and is removed."""
+    import docker.errors
+    import requests
+
+    api = provider.client.api
+    built = built_image(spec, provider.client)
+    ids = built.ids(spec.verifier_user, where_set(spec, spec.verifier_user, "verifier"))
+    created = api.create_container(
+        image,
+        list(argv),
+        user=spec.verifier_user or built.user or "0",
+        working_dir=built.workdir,
+        environment=dict(env),
+        labels={LABEL_OWNER: provider.owner, LABEL_RUN: provider.run_id},
+        host_config=trial_host_config(api, limits, {}),
+    )
+    container = provider.track(created)
+    try:
+        container.put_archive("/", _tar_dirs(put, *ids))
+        container.start()
+        try:
+            exit_code: int | None = int(api.wait(container.id, timeout=timeout)["StatusCode"])
+        except requests.exceptions.RequestException:
+            with contextlib.suppress(docker.errors.APIError):
+                api.kill(container.id)
+            exit_code = None
+        output: bytes = api.logs(container.id, stdout=True, stderr=True)
+        for inner, host in take.items():
+            with contextlib.suppress(docker.errors.NotFound, tarfile.TarError):
+                stream, _ = api.get_archive(container.id, inner)
+                _replace_from_tar(stream, host)
+    finally:
+        provider.remove(container)
+    return exit_code, output
 
 
 def run_solution(sandbox: DockerSandbox, task: Task, timeout: float) -> ProcessResult:

@@ -10,8 +10,10 @@ status or timeout (Harbor verifies a timed-out agent's work and scores the rewar
 oracle copies solution/ to /solution and runs solve.sh there. The agent, solve.sh and the
 tests run as Harbor runs them: as the image's USER (root when the Dockerfile sets none), or as
 [agent] / [verifier] user.
-[metadata] is free form; [verifier] and [agent] timeouts and [environment] cpus, memory and
-internet access are honoured.
+[metadata] is free form, bar its `test_command` (a string: the command that runs the task's
+own tests in its workspace, for changed-line coverage and the trajectory's figures), as
+Harbor's model has no place for one; [verifier] and [agent] timeouts and [environment] cpus,
+memory and internet access are honoured.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.tasks.directory import field, flag, known_keys_only, read_toml
+from pytest_agentbench.tasks.directory import (
+    field,
+    flag,
+    known_keys_only,
+    read_toml,
+    test_command_field,
+)
 from pytest_agentbench.tasks.model import ContainerSpec, Task, TaskError, image_tree
 
 TASK_FILE = "task.toml"
@@ -149,6 +157,8 @@ def load_harbor_task(task_dir: Path) -> Task:
         meta={"format": "harbor"},
         container=spec,
         exit_scored=False,
+        # Harbor's own model has none: a task may name one in its free-form [metadata]
+        test_command=test_command_field(metadata, toml_path),
     )
 
 

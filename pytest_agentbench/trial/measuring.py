@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from pytest_agentbench.grading.coverage import COVERAGE_FIGURES, TaskTests, coverage_figures
+from pytest_agentbench.grading.image_coverage import image_runner
 from pytest_agentbench.grading.measures import (
     ChangeCut,
     file_sides,
@@ -19,6 +20,8 @@ from pytest_agentbench.grading.measures import (
     parse_change,
     with_ratios,
 )
+from pytest_agentbench.sandbox.base import SandboxProvider
+from pytest_agentbench.sandbox.docker import DockerProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task, materialize
 from pytest_agentbench.trial.artifacts import workspace_diff
@@ -30,18 +33,19 @@ _REFERENCES_LOCK = threading.Lock()  # trials run ahead on threads of their own
 
 
 def trial_measures(
-    task: Task, change: str | None, settings: Settings
+    task: Task, change: str | None, settings: Settings, provider: SandboxProvider | None
 ) -> tuple[dict[str, int | float | None], dict[str, str] | None]:
     """The asked measures of a trial's change with their ratios to the reference's, and why a
     measure's figures are None where a reason is known ({measure: reason}, None when none is);
-    every figure None when the final workspace could not be read (change None)."""
+    every figure None when the final workspace could not be read (change None). provider: the
+    sandboxes' (a Docker one runs a task's tests in its image), None when there is none."""
     asked = settings.measure
     figures: dict[str, int | float | None] = dict(
         measure_change(task.input_tree, change, asked, task.test_paths)
     )
     notes = {}
     if "coverage" in asked:
-        covered, why = task_coverage(task, change)
+        covered, why = task_coverage(task, change, provider)
         figures.update(covered)
         if why is not None:
             notes["coverage"] = why
@@ -52,15 +56,19 @@ def trial_measures(
 
 
 def task_coverage(
-    task: Task, change: str | None
+    task: Task, change: str | None, provider: SandboxProvider | None
 ) -> tuple[dict[str, int | float | None], str | None]:
-    """Changed-line coverage of the change by the task's own test_command, and why it is
-    None where it is."""
+    """Changed-line coverage of the change by the task's own test_command, run where its
+    verifier runs (on this machine, or in the task's image through a Docker provider), and
+    why it is None where it is."""
     unknown: dict[str, int | float | None] = dict.fromkeys(COVERAGE_FIGURES)
     if task.test_command is None:
         return unknown, "the task has no test_command"
+    run_tests = None
     if task.container is not None:
-        return unknown, "the task's tests run in its own image, where coverage is not measured"
+        if not isinstance(provider, DockerProvider):
+            return unknown, "the task's tests run in its image, and no Docker engine is at hand"
+        run_tests = image_runner(provider, task.container)
     if change is None:
         return unknown, "the final workspace could not be read"
     try:
@@ -70,7 +78,7 @@ def task_coverage(
     sides = file_sides(task.input_tree, changes)
     timeout = task.verify_timeout or max(30.0, task.timeout)
     tests = TaskTests(task.test_command, timeout, task.verifier_env)
-    return coverage_figures(task.input_tree, changes, sides, tests, task.test_paths)
+    return coverage_figures(task.input_tree, changes, sides, tests, task.test_paths, run_tests)
 
 
 def reference_measures(task: Task, asked: tuple[str, ...], change_limit: int) -> Figures | None:

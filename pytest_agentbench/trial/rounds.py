@@ -200,7 +200,7 @@ class Trial:
         exact_graded = self.task.grader_kind == "exact"
         observation["changed_lines"] = None if exact_graded else changed_lines(final_diff)
         observation["measures"], observation["measure_notes"] = trial_measures(
-            self.task, change, self.settings
+            self.task, change, self.settings, self.provider
         )
         failed = results[-1].failed_call if results else None
         if failed and not end.exact and not end.infra and not final_diff:
