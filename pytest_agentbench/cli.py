@@ -28,6 +28,7 @@ COMMANDS = {
     "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",
     "status": "pytest_agentbench.commands.status",
+    "stop": "pytest_agentbench.commands.stop",
     "serve-script": "pytest_agentbench.commands.serve_script",
     "clean": "pytest_agentbench.commands.clean",
     "view": "pytest_agentbench.commands.view",

@@ -277,6 +277,14 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         "resume this run directory: scored trials with the same identity are not run again",
         ini=False,
     )
+    group.addoption(
+        "--agentbench-detach",
+        dest="detach",
+        action="store_true",
+        default=None,
+        help="run in the background, output in <run dir>/run.log; prints how to watch "
+        "(agentbench status --watch) and stop (agentbench stop) it",
+    )
     _add(
         parser,
         group,
