@@ -278,6 +278,14 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         ini=False,
     )
     group.addoption(
+        "--agentbench-check",
+        dest="check",
+        action="store_true",
+        default=None,
+        help="check the study (options, agent CLI and credentials, sandbox, arms, tasks) "
+        "with no model call, one line per problem, and run nothing (agentbench check)",
+    )
+    group.addoption(
         "--agentbench-detach",
         dest="detach",
         action="store_true",

@@ -42,8 +42,15 @@ def is_xdist_worker(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """--agentbench-detach: the run goes on in the background and this command ends."""
-    if not config.getoption("detach") or is_xdist_worker(config):
+    """--agentbench-check checks the study and ends; --agentbench-detach: the run goes on in
+    the background and this command ends."""
+    if is_xdist_worker(config):
+        return None
+    if config.getoption("check"):
+        from pytest_agentbench.commands.check import check
+
+        return check(config)
+    if not config.getoption("detach"):
         return None
     from pytest_agentbench.run.detach import detached_run_id
     from pytest_agentbench.run.plugins import detach_run
