@@ -85,3 +85,49 @@ def test_a_missing_docker_image_and_no_agent_are_problems(study: Path) -> None:
     )
     assert code == 1
     assert lines[0].startswith("sandbox: --docker-image nope:404: no such image")
+
+
+@pytest.fixture
+def fake_codex(tmp_path: Path) -> Path:
+    """A codex binary that only says its version, and an API key for it."""
+    binary = tmp_path / "bin" / "codex"
+    binary.parent.mkdir()
+    binary.write_text("#!/bin/sh\necho 'codex-cli 9.9.9'\n")
+    binary.chmod(0o755)
+    return binary
+
+
+@pytest.mark.parametrize(
+    ("pin", "expected"),
+    [
+        ([], "note: codex CLI 'codex-cli 9.9.9' is not "),
+        (["--agent-opt=version=9.9.9"], "# ready: agent codex (CLI codex-cli 9.9.9)"),
+        (["--agent-opt=version=0.1.0"], "agent: --agent-opt version=0.1.0: "),
+    ],
+    ids=["unpinned", "pinned", "other"],
+)
+def test_a_launch_pin_refuses_any_other_cli_version(
+    study: Path, fake_codex: Path, pin: list[str], expected: str
+) -> None:
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+    code, lines = check(
+        study, "--agent=codex", f"--agent-opt=bin={fake_codex}", *pin, "--tasks=bench",
+        "--sandbox=tmp", env=env,
+    )  # fmt: skip
+    assert lines[0].startswith(expected), lines
+    assert code == (1 if pin == ["--agent-opt=version=0.1.0"] else 0)
+    if code:
+        assert "reports 'codex-cli 9.9.9'; install codex 0.1.0" in lines[0]
+
+
+def test_the_header_warns_once_of_an_unpinned_untested_cli(
+    pytester: pytest.Pytester, fake_codex: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    _task(pytester.path / "bench", "sound", "a\n", "b\n")
+    args = ["--agent=codex", f"--agent-opt=bin={fake_codex}", "--tasks=bench", "--sandbox=tmp"]
+    shown = pytester.runpytest_subprocess(*args, "--collect-only")
+    warned = [line for line in shown.outlines if "the version this release is tested" in line]
+    assert len(warned) == 1 and "pin the one you mean with --agent-opt version=X" in warned[0]
+    pinned = pytester.runpytest_subprocess(*args, "--agent-opt=version=9.9.9", "--collect-only")
+    assert not [line for line in pinned.outlines if "tested against" in line]

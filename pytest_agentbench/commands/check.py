@@ -70,6 +70,7 @@ def check(config: pytest.Config) -> int:
             problems.add("options", "give --agent (or --agentbench-resume RUN_DIR): what to check")
         return _finish(problems, [], [])
     from pytest_agentbench.agents import BuiltinAgents
+    from pytest_agentbench.header import untested_version_lines
     from pytest_agentbench.sandbox import provider_for
     from pytest_agentbench.trial.process import process_agent
 
@@ -88,15 +89,14 @@ def check(config: pytest.Config) -> int:
     agent = None
     if provider is not None:
         agent = problems.step("agent", lambda: _agent(config, settings, process_agent))
-    notes = []
+    notes: list[str] = []
     if agent is not None:
         info = agent.info()
-        version, tested = info.get("cli_version"), info.get("pinned_version")
+        version = info.get("cli_version")
         found.insert(0, f"agent {settings.agent}" + (f" (CLI {version})" if version else ""))
-        if version and tested and version != tested:
-            notes.append(
-                f"note: {settings.agent} CLI {version} is not {tested}, the version tested"
-            )
+        notes += [
+            f"note: {line.split(': ', 1)[1]}" for line in untested_version_lines(settings, info)
+        ]
         if arms is not None:
             from pytest_agentbench.agents.base import check_delivery
 
