@@ -278,6 +278,20 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         ini=False,
     )
     group.addoption(
+        "--agentbench-baseline",
+        dest="baseline",
+        action="append",
+        default=None,
+        metavar="RUN_DIR",
+        help="reuse the scored trials of a finished run whose configuration (or arm) and task "
+        "are the same, instead of running them again (repeatable; ini agentbench_baseline)",
+    )
+    parser.addini(
+        "agentbench_baseline",
+        type="paths",
+        help="default --agentbench-baseline run directories (relative to the ini file)",
+    )
+    group.addoption(
         "--agentbench-check",
         dest="check",
         action="store_true",

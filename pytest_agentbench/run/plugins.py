@@ -225,6 +225,8 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         refuse_other_identity(record, identity)
         refuse_other_arms(record.run, run_arms(config), identity, resume_raw)
         config.pluginmanager.register(Resume.from_record(record), RESUME_NAME)
+    if baselines := _baselines(config):
+        _reuse_baselines(config, baselines, identity)
     run_id = detached_run_id() or new_run_id()
     directory = run_directory(config, run_id)  # a new one: run.json's run_id names it
     if config.option.collectonly:
@@ -256,6 +258,38 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         from pytest_agentbench.run.budget import BudgetLedger
 
         config.pluginmanager.register(BudgetLedger(settings, stops), BUDGET_NAME)
+
+
+def _baselines(config: pytest.Config) -> list[Path]:
+    """--agentbench-baseline directories, else the ini's (relative to the ini file)."""
+    given = config.getoption("baseline")
+    if given:
+        return [_resolve(config, raw) for raw in given]
+    return [Path(path) for path in config.getini("agentbench_baseline")]
+
+
+def _reuse_baselines(
+    config: pytest.Config, baselines: list[Path], identity: dict[str, Any]
+) -> None:
+    """Every baseline's matching trials, in the resume plugin (made for them without one)."""
+    from pytest_agentbench.plan.arm_trials import arm_identities, run_arms
+    from pytest_agentbench.run.resume import Resume
+    from pytest_agentbench.run.store import read_run_directory
+
+    arms = run_arms(config)
+    identities: dict[str | None, dict[str, Any]] = {None: identity}
+    if arms is not None:
+        identities = {name: arm for name, arm in arm_identities(arms, identity).items()}
+    reuse = config.pluginmanager.get_plugin(RESUME_NAME)
+    if reuse is None:
+        reuse = Resume({}, {}, {})
+        config.pluginmanager.register(reuse, RESUME_NAME)
+    for path in baselines:
+        try:
+            record = read_run_directory(path)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--agentbench-baseline {path}: {exc}") from None
+        reuse.add_baseline(record, identities)
 
 
 def _terminal_line(config: pytest.Config) -> Callable[[str], None]:
