@@ -1,7 +1,7 @@
 """The `agentbench` console script: one subcommand per module in pytest_agentbench.commands.
 
-Each command module defines ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``;
-modules are imported only when their command runs, so the script starts fast.
+Each command module defines ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``; one
+that defines ``PYTEST_ARGS`` gets the arguments it does not know as ``args.pytest_args``.
 
 Bad input is never a traceback: a command raises ValueError (or pytest.UsageError, or an
 OSError naming a file) with a message that names the file or argument and the fix, and the
@@ -27,7 +27,9 @@ COMMANDS = {
     "merge": "pytest_agentbench.commands.merge",
     "compare": "pytest_agentbench.commands.compare",
     "validate": "pytest_agentbench.commands.validate",
+    "check": "pytest_agentbench.commands.check",
     "status": "pytest_agentbench.commands.status",
+    "stop": "pytest_agentbench.commands.stop",
     "serve-script": "pytest_agentbench.commands.serve_script",
     "clean": "pytest_agentbench.commands.clean",
     "view": "pytest_agentbench.commands.view",
@@ -44,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         command = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command)
-        command.set_defaults(_run=module.run)
+        command.set_defaults(_run=module.run, _pytest_args=hasattr(module, "PYTEST_ARGS"))
     return parser
 
 
@@ -56,7 +58,12 @@ def error_line(exc: Exception) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args._pytest_args:  # a command that hands on what it does not know to pytest
+        args.pytest_args = extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args._run(args))
     except BrokenPipeError:

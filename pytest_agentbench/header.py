@@ -3,6 +3,8 @@ collection is report/plan.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pytest_agentbench.plan.collect import SETTINGS_KEY
@@ -16,7 +18,8 @@ def header_lines(config: pytest.Config) -> list[str]:
     from pytest_agentbench.trial.process import agent_info
 
     provider = provider_for(config, settings)
-    version = agent_info(config, settings).get("cli_version")
+    info = agent_info(config, settings)
+    version = info.get("cli_version")
     agent = f"{settings.agent} ({version})" if version else settings.agent
     return [
         *concurrency_lines(config, settings),
@@ -25,6 +28,22 @@ def header_lines(config: pytest.Config) -> list[str]:
         f"repeats {settings.repeats}, oracle recoveries {settings.oracle_recoveries}, "
         f"retry failures {settings.retry_failures}, seed {settings.seed}",
         *warning_lines(config),
+        *untested_version_lines(settings, info),
+    ]
+
+
+def untested_version_lines(settings: Settings, info: dict[str, Any]) -> list[str]:
+    """A CLI other than the version this release is tested against, unpinned: said once."""
+    from pytest_agentbench.agents.cli_base import version_matches
+
+    version, tested = info.get("cli_version"), info.get("pinned_version")
+    if not version or not tested or "version" in settings.agent_opts:
+        return []
+    if version_matches(version, tested):
+        return []
+    return [
+        f"agentbench WARNING: {settings.agent} CLI {version!r} is not {tested}, the version "
+        f"this release is tested against; pin the one you mean with --agent-opt version=X"
     ]
 
 

@@ -277,6 +277,36 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         "resume this run directory: scored trials with the same identity are not run again",
         ini=False,
     )
+    group.addoption(
+        "--agentbench-baseline",
+        dest="baseline",
+        action="append",
+        default=None,
+        metavar="RUN_DIR",
+        help="reuse the scored trials of a finished run whose configuration (or arm) and task "
+        "are the same, instead of running them again (repeatable; ini agentbench_baseline)",
+    )
+    parser.addini(
+        "agentbench_baseline",
+        type="paths",
+        help="default --agentbench-baseline run directories (relative to the ini file)",
+    )
+    group.addoption(
+        "--agentbench-check",
+        dest="check",
+        action="store_true",
+        default=None,
+        help="check the study (options, agent CLI and credentials, sandbox, arms, tasks) "
+        "with no model call, one line per problem, and run nothing (agentbench check)",
+    )
+    group.addoption(
+        "--agentbench-detach",
+        dest="detach",
+        action="store_true",
+        default=None,
+        help="run in the background, output in <run dir>/run.log; prints how to watch "
+        "(agentbench status --watch) and stop (agentbench stop) it",
+    )
     _add(
         parser,
         group,

@@ -41,6 +41,24 @@ def is_xdist_worker(config: pytest.Config) -> bool:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """--agentbench-check checks the study and ends; --agentbench-detach: the run goes on in
+    the background and this command ends."""
+    if is_xdist_worker(config):
+        return None
+    if config.getoption("check"):
+        from pytest_agentbench.commands.check import check
+
+        return check(config)
+    if not config.getoption("detach"):
+        return None
+    from pytest_agentbench.run.detach import detached_run_id
+    from pytest_agentbench.run.plugins import detach_run
+
+    return None if detached_run_id() else detach_run(config)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     settings = settings_from_config(config)
     config.stash[ACTIVE_KEY] = settings is not None

@@ -2,10 +2,10 @@
 
 Convention: every line of a code block in README.md or docs/*.md (fenced or indented, a YAML
 `- run:` item included) that starts `pytest --agent=mock|oracle|nop` or `agentbench
-list|validate|report|retrace|merge|compare` is run, in a scratch directory where the paths the docs
-use exist (`path/to/tasks`, `.agentbench/runs/ID`, `base/`, `cand/`, the CI recipes' shard
-directories and baseline, `gates.toml` as docs/ci.md shows it, docs/examples, and `RUN_DIR`,
-a run with arms). A pytest command that
+list|validate|check|report|retrace|merge|compare` is run, in a scratch directory where the
+paths the docs use exist (`path/to/tasks`, `.agentbench/runs/ID`, `base/`, `cand/`, the CI
+recipes' shard directories and baseline, `gates.toml` as docs/ci.md shows it, docs/examples,
+and `RUN_DIR`, a run with arms). A pytest command that
 selects the whole bundled suite gets `-k replace-version` and at most 2 repeats, to stay fast.
 """
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 OFFLINE = re.compile(
     r"^(pytest --agent=(mock|oracle|nop)\b"
-    r"|agentbench (list|validate|report|retrace|merge|compare)\b)"
+    r"|agentbench (list|validate|check|report|retrace|merge|compare)\b)"
 )
 BIN = Path(sys.executable).parent
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -65,7 +66,14 @@ BASE_ENV = (
     "SSL_CERT_DIR",
     "NODE_EXTRA_CA_CERTS",
 )
-COMMON_OPTIONS = ("bin", "base_url", "api_key_env", "env")
+COMMON_OPTIONS = ("bin", "base_url", "api_key_env", "env", "version")
+VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)+[\w.+-]*")
+
+
+def version_matches(reported: str, wanted: str) -> bool:
+    """Whether a CLI's `--version` line names version WANTED: the whole line, or one of its
+    version numbers (`codex-cli 0.171.0`, `2.1.332 (Claude Code)`)."""
+    return reported.strip() == wanted or wanted in VERSION_NUMBER.findall(reported)
 
 
 @dataclass
@@ -243,6 +251,7 @@ class CliAgent(Agent):
     def preflight(self) -> None:
         """No trial starts without a credential: the provider would refuse each one after
         its retries. Logins are never used, since every trial's home is private."""
+        self.check_pin()
         self.meter_upstream()  # --agentbench-meter=on that cannot meter: a usage error now
         names = tuple(dict.fromkeys(self.credential_names()))
         if any(os.environ.get(name) for name in names):
@@ -254,6 +263,29 @@ class CliAgent(Agent):
             f"--agent={self.name}: no credentials: set {' or '.join(names)} "
             f"({self.login_hint}){other}"
         )
+
+    def check_pin(self) -> None:
+        """--agent-opt version=X: no trial starts unless the CLI reports version X."""
+        wanted = self.option("version")
+        if wanted is None:
+            return
+        reported = self.cli_version()
+        if reported is None:
+            where = (
+                "only the image has it"
+                if self.settings.sandbox == "docker" and "/" not in self.binary
+                else f"`{self.binary} --version` failed"
+            )
+            raise pytest.UsageError(
+                f"--agent-opt version={wanted}: the {self.name} CLI's version is unknown "
+                f"({where}); point --agent-opt bin at the CLI, or drop the pin"
+            )
+        if not version_matches(reported, wanted):
+            raise pytest.UsageError(
+                f"--agent-opt version={wanted}: {self.binary} reports {reported!r}; install "
+                f"{self.name} {wanted} (npm install {PINS[self.name].package}@{wanted}) and "
+                "point --agent-opt bin at it, or pin the version installed"
+            )
 
     def meter_route(self) -> tuple[str | None, str | None]:
         """(upstream, None) when trials go through the meter (--agentbench-meter, on unless

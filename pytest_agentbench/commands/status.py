@@ -14,11 +14,17 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.fs.wording import plural
-from pytest_agentbench.tasks.observation import BREAKER_OPEN, INTERRUPTED, Observation
+from pytest_agentbench.tasks.observation import (
+    BREAKER_OPEN,
+    INTERRUPTED,
+    Observation,
+    observation_slot_task,
+)
 
 HELP = "progress of a running or finished run: trials done/planned, first exact, spend, ETA"
 SCHEMA = "agentbench-status/1"
@@ -30,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help=f"print JSON ({SCHEMA})")
     parser.add_argument(
         "--watch", action="store_true", help="refresh until the run is no longer running"
+    )
+    parser.add_argument(
+        "--tasks", action="store_true", help="also a line per task (per arm and task with arms)"
     )
     parser.add_argument(
         "--interval", type=float, default=2.0, help="seconds between refreshes (default 2)"
@@ -80,6 +89,23 @@ def _spend(scored: list[Observation]) -> dict[str, Any]:
     }
 
 
+def _groups(
+    observations: list[Observation], key: Callable[[Observation], str | None]
+) -> dict[str, dict[str, Any]]:
+    """Per arm (or per task): its trials recorded, by status, and its first exact so far."""
+    groups: dict[str, dict[str, Any]] = {}
+    for observation in observations:
+        group = groups.setdefault(
+            str(key(observation)), {"recorded": {}, "first_exact": 0, "scored": 0}
+        )
+        status = observation.get("status", "?")
+        group["recorded"][status] = group["recorded"].get(status, 0) + 1
+        if status == "scored" and not observation.get("no_solution"):
+            group["scored"] += 1
+            group["first_exact"] += bool(observation.get("first_exact"))
+    return dict(sorted(groups.items()))
+
+
 def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
     """The status document of a run directory (schema agentbench-status/1)."""
     from pytest_agentbench.run.progress import PROGRESS_FILE
@@ -100,13 +126,14 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
             started.pop(line["end"], None)
             ended.append(line)
     ran = [line for line in ended if line.get("status") not in NOT_STARTED]
+    stopping = next((line for line in progress if "stopping" in line), None)
     stopped = record.run.get("stopped") or {}
     if finished is not None or (not progress and record.run.get("finished_at")):
         state = "interrupted" if stopped.get("by") == "interrupt" else "finished"
     elif not progress:
         state = "not started"
     else:
-        state = "stopped" if _alive(session) is False else "running"
+        state = "stopped" if _alive(session) is False else "stopping" if stopping else "running"
     counts: dict[str, int] = {}
     for observation in record.observations:
         counts[observation.get("status", "?")] = counts.get(observation.get("status", "?"), 0) + 1
@@ -117,7 +144,7 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
     measured = [line for line in ran if not line.get("reused")]
     elapsed = now - session["session"] if "session" in session else None
     eta = None
-    if state == "running" and planned is not None and measured and elapsed:
+    if state in ("running", "stopping") and planned is not None and measured and elapsed:
         remaining = max(planned - len(ended), 0)
         eta = round(remaining * elapsed / len(measured), 1)
     settings = record.run.get("settings") or {}
@@ -148,7 +175,8 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
             for key, value in outcome_counts(record.trials).items()
             if key not in NOT_STARTED  # trials' not_started
         },
-        "stopped": record.run.get("stopped"),
+        "stopped": record.run.get("stopped")
+        or ({"by": stopping["stopping"], "reason": stopping.get("reason")} if stopping else None),
         "first_exact": {
             "passed": first,
             "scored": len(solvable),
@@ -156,13 +184,20 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
             "no_solution_left_out": len(scored) - len(solvable),
         },
         "spend": _spend(scored),
+        "reused": sum(1 for line in ended if line.get("reused")),
+        "arms": _groups(record.observations, lambda o: o.get("arm"))
+        if any(o.get("arm") for o in record.observations)
+        else None,
+        "tasks": _groups(record.observations, observation_slot_task),
         "running": [
             {"trial": nodeid, "age_s": round(now - at, 1)}
             for nodeid, at in sorted(started.items(), key=lambda item: item[1])
         ]
-        if state == "running"
+        if state in ("running", "stopping")
         else [],
-        "elapsed_s": round(elapsed, 1) if elapsed is not None and state == "running" else None,
+        "elapsed_s": round(elapsed, 1)
+        if elapsed is not None and state in ("running", "stopping")
+        else None,
         "eta_s": eta,
     }
 
@@ -175,8 +210,18 @@ def _duration(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
-def render(doc: dict[str, Any]) -> list[str]:
-    """The status as lines for a terminal."""
+def _group_line(name: str, group: dict[str, Any]) -> str:
+    done = sum(n for status, n in group["recorded"].items() if status not in NOT_STARTED)
+    others = ", ".join(
+        f"{n} {status}" for status, n in sorted(group["recorded"].items()) if status != "scored"
+    )
+    return f"  {name}: {done} done, first exact {group['first_exact']}/{group['scored']} scored" + (
+        f" ({others})" if others else ""
+    )
+
+
+def render(doc: dict[str, Any], tasks: bool = False) -> list[str]:
+    """The status as lines for a terminal (a line per task too with TASKS)."""
     from pytest_agentbench.report.evidence import not_scored_lines
 
     trials, first, spend = doc["trials"], doc["first_exact"], doc["spend"]
@@ -203,23 +248,34 @@ def render(doc: dict[str, Any]) -> list[str]:
         f"spend so far: {cost} ({spend['cost_unknown']} trials without a cost), "
         f"{tokens} tokens ({spend['tokens_unknown']} without tokens)",
     ]
+    if doc["reused"]:
+        lines.append(f"reused from the run resumed: {plural(doc['reused'], 'trial')}")
+    if doc["arms"]:
+        lines.append("arms:")
+        lines += [_group_line(name, group) for name, group in doc["arms"].items()]
+    if tasks:
+        lines.append("tasks:")
+        lines += [_group_line(name, group) for name, group in doc["tasks"].items()]
     stopped = doc["stopped"]
-    if stopped and stopped["by"] == "interrupt":
+    if doc["state"] == "stopping":
+        lines.append(f"stopping ({stopped['reason']}): the trials running are the last")
+    elif stopped and stopped["by"] == "interrupt":
         lines.append(f"interrupted by {stopped['reason']}")
     elif stopped:
         lines.append(f"stopped by the {stopped['by']}: {stopped['reason']}")
-    if doc["state"] == "running":
+    if doc["state"] in ("running", "stopping"):
         lines.append(f"elapsed {_duration(doc['elapsed_s'])}  ETA {_duration(doc['eta_s'])}")
         lines.append(f"running: {len(doc['running'])}")
         lines += [f"  {r['trial']}  {_duration(r['age_s'])}" for r in doc["running"]]
     return lines
 
 
-def _show(doc: dict[str, Any], as_json: bool, clear: bool) -> None:
-    if as_json:
+def _show(doc: dict[str, Any], args: argparse.Namespace, clear: bool) -> None:
+    if args.json:
         sys.stdout.write(json.dumps(doc) + "\n")
     else:
-        sys.stdout.write(("\x1b[H\x1b[2J" if clear else "") + "\n".join(render(doc)) + "\n")
+        lines = render(doc, args.tasks)
+        sys.stdout.write(("\x1b[H\x1b[2J" if clear else "") + "\n".join(lines) + "\n")
     sys.stdout.flush()
 
 
@@ -230,8 +286,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         while True:
             doc = status(args.run_dir)
-            _show(doc, args.json, clear)
-            if not args.watch or doc["state"] != "running":
+            _show(doc, args, clear)
+            if not args.watch or doc["state"] not in ("running", "stopping"):
                 return 0
             time.sleep(args.interval)
     except KeyboardInterrupt:

@@ -29,8 +29,10 @@ STOP_GATE_NAME = "agentbench-stop-gate"
 INTERRUPTION_NAME = "agentbench-interruption"
 AHEAD_NAME = "agentbench-ahead"
 SCHEDULER_NAME = "agentbench-scheduler"
+LOCK_NAME = "agentbench-run-lock"
 RUN_PLUGIN_NAMES = (
     WRITER_NAME,
+    LOCK_NAME,
     RESUME_NAME,
     SHARD_NAME,
     PROGRESS_NAME,
@@ -63,6 +65,32 @@ def run_roots(config: pytest.Config) -> list[Path]:
 
     named = [_option(config, "run_dir"), _option(config, "resume_dir")]
     return [config.rootpath / DEFAULT_ROOT, *(_resolve(config, raw) for raw in named if raw)]
+
+
+def run_directory(config: pytest.Config, run_id: str) -> Path:
+    """The directory this session writes: --agentbench-dir, else the resumed one, else a new
+    one under the default root named by the run id."""
+    from pytest_agentbench.run.store import DEFAULT_ROOT
+
+    named = _option(config, "run_dir") or _option(config, "resume_dir")
+    return _resolve(config, named) if named else config.rootpath / DEFAULT_ROOT / run_id
+
+
+def detach_run(config: pytest.Config) -> int | None:
+    """--agentbench-detach (run/detach.py): this command's exit status once the detached run
+    holds its directory, or None to run here (a plan or listing has nothing to leave running)."""
+    from pytest_agentbench.run.detach import detach
+    from pytest_agentbench.run.store import new_run_id
+
+    if config.option.collectonly or config.getoption("plan"):
+        return None
+    if config.getoption("agent") is None and _option(config, "resume_dir") is None:
+        raise pytest.UsageError(
+            "--agentbench-detach runs a benchmark in the background: give --agent "
+            "(or --agentbench-resume RUN_DIR)"
+        )
+    run_id = new_run_id()
+    return detach(config, run_directory(config, run_id), run_id)
 
 
 def register_run_plugins(config: pytest.Config, settings: Settings, *, worker: bool) -> None:
@@ -171,9 +199,10 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         refuse_other_arms,
         run_arms,
     )
+    from pytest_agentbench.run.detach import detached_run_id
+    from pytest_agentbench.run.lock import RunLock
     from pytest_agentbench.run.resume import Resume, refuse_other_identity
     from pytest_agentbench.run.store import (
-        DEFAULT_ROOT,
         RunRecord,
         RunWriter,
         configuration_identity,
@@ -196,16 +225,15 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         refuse_other_identity(record, identity)
         refuse_other_arms(record.run, run_arms(config), identity, resume_raw)
         config.pluginmanager.register(Resume.from_record(record), RESUME_NAME)
-    run_id = new_run_id()
-    run_raw = _option(config, "run_dir")
-    if run_raw:
-        directory = _resolve(config, run_raw)
-    elif record is not None:
-        directory = record.path
-    else:
-        directory = config.rootpath / DEFAULT_ROOT / run_id  # run.json's run_id names it
+    if baselines := _baselines(config):
+        _reuse_baselines(config, baselines, identity)
+    run_id = detached_run_id() or new_run_id()
+    directory = run_directory(config, run_id)  # a new one: run.json's run_id names it
     if config.option.collectonly:
         return
+    lock = RunLock(directory, detached=detached_run_id() is not None)
+    lock.refuse_if_held()
+    config.pluginmanager.register(lock, LOCK_NAME)
     writer = RunWriter(settings, directory, identity, info, sandbox, shard, record, run_id)
     arms = run_arms(config)
     if arms is not None:
@@ -217,18 +245,51 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
     from pytest_agentbench.run.progress import ProgressLog
     from pytest_agentbench.run.stop import Interruption, RunStop, StopGate
 
-    stops = RunStop(directory, writer.run)
+    progress = ProgressLog(directory)
+    stops = RunStop(directory, writer.run, progress.stopping)
     config.pluginmanager.register(stops, STOP_NAME)
     config.pluginmanager.register(StopGate(stops.current), STOP_GATE_NAME)
     config.pluginmanager.register(Interruption(stops, _terminal_line(config)), INTERRUPTION_NAME)
     config.pluginmanager.register(Breaker(settings, stops), BREAKER_NAME)
-    config.pluginmanager.register(ProgressLog(directory), PROGRESS_NAME)
+    config.pluginmanager.register(progress, PROGRESS_NAME)
     if settings.keep != "none":
         _keep_in(config, settings, directory)
     if settings.budget_usd is not None or settings.budget_tokens is not None:
         from pytest_agentbench.run.budget import BudgetLedger
 
         config.pluginmanager.register(BudgetLedger(settings, stops), BUDGET_NAME)
+
+
+def _baselines(config: pytest.Config) -> list[Path]:
+    """--agentbench-baseline directories, else the ini's (relative to the ini file)."""
+    given = config.getoption("baseline")
+    if given:
+        return [_resolve(config, raw) for raw in given]
+    return [Path(path) for path in config.getini("agentbench_baseline")]
+
+
+def _reuse_baselines(
+    config: pytest.Config, baselines: list[Path], identity: dict[str, Any]
+) -> None:
+    """Every baseline's matching trials, in the resume plugin (made for them without one)."""
+    from pytest_agentbench.plan.arm_trials import arm_identities, run_arms
+    from pytest_agentbench.run.resume import Resume
+    from pytest_agentbench.run.store import read_run_directory
+
+    arms = run_arms(config)
+    identities: dict[str | None, dict[str, Any]] = {None: identity}
+    if arms is not None:
+        identities = {name: arm for name, arm in arm_identities(arms, identity).items()}
+    reuse = config.pluginmanager.get_plugin(RESUME_NAME)
+    if reuse is None:
+        reuse = Resume({}, {}, {})
+        config.pluginmanager.register(reuse, RESUME_NAME)
+    for path in baselines:
+        try:
+            record = read_run_directory(path)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--agentbench-baseline {path}: {exc}") from None
+        reuse.add_baseline(record, identities)
 
 
 def _terminal_line(config: pytest.Config) -> Callable[[str], None]:

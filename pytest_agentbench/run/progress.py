@@ -3,7 +3,8 @@
 The controller writes it, one short line per event, rewritten at each session: the session
 (pid, host, time), the planned trial count once collection is known, each trial's start and
 end (by node id, as xdist reports them; a trial run ahead of its turn starts when it starts
-without xdist, when its turn comes under a worker), and the session's end with pytest's exit
+without xdist, when its turn comes under a worker), the stop (a budget, the breaker, a signal
+or `agentbench stop`) once no new trial starts, and the session's end with pytest's exit
 status.
 Lines are flushed, never fsynced: the file is a live view, the record is observations.jsonl.
 Workers write nothing, so a trial pays for no file of its own.
@@ -16,12 +17,15 @@ import os
 import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_agentbench.plan.collect import TaskItem
 from pytest_agentbench.tasks.observation import attached
+
+if TYPE_CHECKING:
+    from pytest_agentbench.run.stop import Stop
 
 PROGRESS_FILE = "progress.jsonl"
 
@@ -76,6 +80,11 @@ class ProgressLog:
     def _start(self, nodeid: str) -> None:
         if self.planned:  # formatted by hand: per trial, json.dumps of a dict costs more
             self._write(f'{{"start":{json.dumps(nodeid)},"t":{time.time():.3f}}}\n')
+
+    def stopping(self, stop: Stop) -> None:
+        """The run's stop gate closed (run/stop.py): the trials running are its last."""
+        if self.handle is not None:
+            self._write(json.dumps({"stopping": stop.by, "reason": stop.reason}) + "\n")
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

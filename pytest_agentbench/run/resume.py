@@ -1,13 +1,19 @@
-"""--agentbench-resume: trials recorded as scored under the same identity are not run again.
+"""--agentbench-resume and --agentbench-baseline: trials recorded as scored under the same
+identity are not run again.
 
-The controller reads the record and checks the configuration identity before anything runs;
-the reusable cells and the recorded task hashes reach xdist workers through workerinput, so
-only the controller ever touches the directory. A task whose fixture hash changed fails its
-collection (on whichever process collects) with the recorded and current hashes named.
+Resuming continues one run: the controller checks the recorded configuration identity before
+anything runs, and a task whose fixture hash changed fails its collection (on whichever
+process collects) with the recorded and current hashes named. A baseline is a finished run of
+another study: each of its scored trials stands in for the same task and repeat of the arm
+(or plain configuration) whose identity it has -- a vanilla arm's trials serve the next study's
+vanilla arm, and a plain run's too -- while the task's fixture hash is the same; anything else
+of it is simply not used. The reusable cells reach xdist workers through workerinput, so only
+the controller ever touches the directories.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Generator
 from typing import Any
 
@@ -52,15 +58,32 @@ def _reused(observation: Observation, source: str) -> Observation:
     return copy
 
 
-class Resume:
-    """Marks reusable items; on the controller also hands the record to xdist workers."""
+def _cell(slot: str, repeat: int) -> str:
+    return f"{slot}{SEPARATOR}{repeat}"
 
-    def __init__(self, source: str, cells: dict[str, Observation], hashes: dict[str, str]):
-        self.source = source
-        self.cells = cells  # "task\0repeat" -> recorded scored Observation
-        self.hashes = hashes
+
+def _in_arm(observation: Observation, arm: str | None) -> Observation:
+    """A baseline's trial as a trial of this run's ARM (a plain run's serves vanilla)."""
+    observation.pop("arm", None)
+    if arm is not None:
+        observation["arm"] = arm
+    return observation
+
+
+class Resume:
+    """Marks reusable items; on the controller also hands the records to xdist workers."""
+
+    def __init__(
+        self,
+        sources: dict[str, str],
+        cells: dict[str, Observation],
+        hashes: dict[str, str],
+    ) -> None:
+        self.sources = sources  # run directory -> "resume" | "baseline", in the order given
+        self.cells = cells  # "task\0repeat" -> recorded scored Observation (its `reused`: where)
+        self.hashes = hashes  # the resumed run's task hashes: a changed task is refused
         self.notice: str | None = None
-        self.reused = 0
+        self.reused: Counter[str] = Counter()  # run directory -> trials reused from it
         self.config: pytest.Config | None = None
         self.evidence: list[Observation] = []  # its stops and infrastructure failures
 
@@ -71,23 +94,38 @@ class Resume:
     @classmethod
     def from_record(cls, record: RunRecord) -> Resume:
         cells = {
-            f"{observation_slot_task(o)}{SEPARATOR}{o['repeat']}": _reused(o, str(record.path))
+            _cell(observation_slot_task(o), o["repeat"]): _reused(o, str(record.path))
             for o in record.observations
             if o.get("status") == "scored"
         }
-        resume = cls(str(record.path), cells, record.task_hashes())
+        resume = cls({str(record.path): "resume"}, cells, record.task_hashes())
         resume.notice = record.notice
         resume.evidence = stops_of(record)
         return resume
 
+    def add_baseline(self, record: RunRecord, identities: dict[str | None, dict[str, Any]]) -> None:
+        """The scored trials of RECORD whose identity is one of IDENTITIES (this run's, by arm
+        name; None without arms), for the cells nothing reuses yet."""
+        self.sources[str(record.path)] = "baseline"
+        recorded_arms = record.run.get("arms") or {}
+        for observation in record.observations:
+            if observation.get("status") != "scored":
+                continue
+            arm = observation.get("arm")
+            recorded = recorded_arms.get(arm, record.identity) if arm else record.identity
+            for name, identity in identities.items():
+                key = _cell(slot_task(observation["task"], name), observation["repeat"])
+                if key not in self.cells and not identity_differences(recorded, identity):
+                    self.cells[key] = _in_arm(_reused(observation, str(record.path)), name)
+
     @classmethod
     def from_workerinput(cls, data: dict[str, Any]) -> Resume:
-        return cls(data["source"], data["cells"], data["hashes"])
+        return cls(data["sources"], data["cells"], data["hashes"])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_INPUT] = {
-            "source": self.source,
+            "sources": self.sources,
             "cells": self.cells,
             "hashes": self.hashes,
         }
@@ -106,9 +144,10 @@ class Resume:
         }
         differences = task_hash_differences(self.hashes, current)
         if differences:
+            resumed = next(path for path, kind in self.sources.items() if kind == "resume")
             report.outcome = "failed"
             report.longrepr = (
-                f"{REFUSAL} {self.source}: the task changed since it was recorded\n  "
+                f"{REFUSAL} {resumed}: the task changed since it was recorded\n  "
                 + "\n  ".join(differences)
                 + "\nrestore the task, or start a new run directory"
             )
@@ -129,7 +168,7 @@ class Resume:
             if not isinstance(item, TaskItem) or item.task is None:
                 continue
             slot = slot_task(item.task_id, arm_name(item.arm))
-            recorded = self.cells.get(f"{slot}{SEPARATOR}{item.repeat}")
+            recorded = self.cells.get(_cell(slot, item.repeat))
             if recorded is not None and recorded.get("fixture_hash") == item.task.fixture_hash:
                 item.reused = recorded
 
@@ -137,18 +176,26 @@ class Resume:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         observation = getattr(report, REPORT_ATTRIBUTE, None)
         if observation and observation.get("reused"):
-            self.reused += 1
+            self.reused[observation["reused"]] += 1
 
     @pytest.hookimpl
     def pytest_report_header(self) -> list[str]:
-        recorded = plural(len(self.cells), "scored trial")
-        lines = [f"agentbench resume: {recorded} recorded in {self.source}"]
+        held = Counter(cell["reused"] for cell in self.cells.values())
+        lines = []
+        for path, kind in self.sources.items():
+            if kind == "resume":
+                lines.append(
+                    f"agentbench resume: {plural(held[path], 'scored trial')} recorded in {path}"
+                )
+            else:
+                matching = plural(held[path], "scored trial")
+                lines.append(f"agentbench baseline: {matching} of {path} match this run")
         if self.notice:
             lines.append(f"agentbench resume: {self.notice}")
         return lines
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        terminalreporter.write_line(
-            f"agentbench resume: {plural(self.reused, 'trial')} reused from {self.source}"
-        )
+        for path, kind in self.sources.items():
+            reused = plural(self.reused[path], "trial")
+            terminalreporter.write_line(f"agentbench {kind}: {reused} reused from {path}")

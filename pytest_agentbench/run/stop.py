@@ -93,9 +93,15 @@ def _supersedes(new: Stop, old: Stop | None) -> bool:
 class RunStop:
     """On the controller: holds the run's stop, shares it with workers and records it."""
 
-    def __init__(self, run_dir: Path, run_record: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        run_record: dict[str, Any],
+        announce: Callable[[Stop], None] | None = None,
+    ) -> None:
         self.run_dir = run_dir
         self.run_record = run_record  # the run writer's run.json, which says why it stopped
+        self.announce = announce  # progress.jsonl: `agentbench status` shows the run stopping
         self.stop: Stop | None = None
         self.path = run_dir / f".stop-{secrets.token_hex(4)}"
         self.shared = False  # whether workers read the stop file
@@ -110,6 +116,8 @@ class RunStop:
             return
         self.stop = stop
         self.run_record["stopped"] = {"by": stop.by, "reason": stop.reason}
+        if self.announce is not None:
+            self.announce(stop)
         if self.shared:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             temporary = self.path.with_name(self.path.name + ".tmp")

@@ -313,7 +313,6 @@ class RunWriter:
         self.identity = identity
         self.resumed = resumed
         same_dir = resumed is not None and resumed.path.resolve() == directory.resolve()
-        self.appends_reused = not same_dir
         previous = resumed.run if same_dir and resumed is not None else {}
         self.run: dict[str, Any] = {
             "schema_version": RUN_SCHEMA_VERSION,
@@ -377,8 +376,8 @@ class RunWriter:
         observation = getattr(report, REPORT_ATTRIBUTE, None)
         if observation is None or self.observations is None:
             return
-        if observation.get("reused") and not self.appends_reused:
-            return
+        if observation.get("reused") and self._own(observation["reused"]):
+            return  # a trial of this directory's own record: it is there already
         self._append(observation)
         if time.monotonic() - self.synced_at >= SYNC_INTERVAL_S:
             self._sync()
@@ -387,6 +386,9 @@ class RunWriter:
             self._write_artifacts(*cell_key(observation), artifacts)
             # Written: the report (which pytest keeps to the end) lets go of the raw evidence.
             setattr(report, ARTIFACTS_ATTRIBUTE, None)
+
+    def _own(self, directory: str) -> bool:
+        return Path(directory).resolve() == self.directory.resolve()
 
     def _append(self, observation: Observation) -> None:
         record = {k: v for k, v in observation.items() if k != "reused"}
