@@ -82,9 +82,13 @@ class ProgressLog:
             self._write(f'{{"start":{json.dumps(nodeid)},"t":{time.time():.3f}}}\n')
 
     def stopping(self, stop: Stop) -> None:
-        """The run's stop gate closed (run/stop.py): the trials running are its last."""
+        """The run's stop gate closed (run/stop.py): the trials running are its last.
+
+        Called from a signal handler too, which may have interrupted a write of the buffered
+        file: the line goes straight to its descriptor, one write(2) of a whole line."""
         if self.handle is not None:
-            self._write(json.dumps({"stopping": stop.by, "reason": stop.reason}) + "\n")
+            line = json.dumps({"stopping": stop.by, "reason": stop.reason}) + "\n"
+            os.write(self.handle.fileno(), line.encode())
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
