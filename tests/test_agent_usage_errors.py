@@ -47,7 +47,8 @@ def tasks(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
         ),
         (
             ["--agent=codex", "--agent-opt=bin=/bin/true", "--agent-opt=model_x=1"],
-            "*--agent-opt model_x: *allowed: bin, base_url, api_key_env, env, sandbox, retries",
+            "*--agent-opt model_x: *allowed: bin, base_url, api_key_env, env, version, sandbox, "
+            "retries",
         ),
     ],
     ids=["mock", "oracle", "nop", "command", "codex"],

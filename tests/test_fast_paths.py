@@ -314,27 +314,42 @@ def test_tables_align_columns_under_a_rule() -> None:
 
 @pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_tabulate_is_loaded_for_the_summary_not_for_trials(pytester, dist) -> None:
-    """Drawing tables stays off the trial path: no trial process has tabulate loaded, and the
-    controller loads it when it draws the summary's table."""
+    """Drawing tables stays off the trial path: no trial imports tabulate. A worker never has
+    it; the controller has it for the summary, imported by its own thread while trials run
+    (the only process of a serial run too) or by the summary itself."""
     from conftest import simple_tasks
 
     pytester.makeconftest(
-        "import sys\n"
-        "def record(label):\n"
+        "import sys, threading\n"
+        "ended = []\n"
+        "def record(*words):\n"
         "    with open('loaded.txt', 'a') as out:\n"
-        "        print(label, 'tabulate' in sys.modules, file=out)\n"
+        "        print(*words, file=out)\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'tabulate':\n"
+        "            record('import', threading.current_thread().name, len(ended))\n"
+        "sys.meta_path.insert(0, Watch())\n"
         "def pytest_runtest_teardown(item):\n"
-        "    record('trial')\n"
+        "    ended.append(item)\n"
+        "    if hasattr(item.config, 'workerinput'):\n"
+        "        record('worker trial', 'tabulate' in sys.modules)\n"
         "def pytest_unconfigure(config):\n"
         "    if not hasattr(config, 'workerinput'):\n"
-        "        record('end')\n"
+        "        record('end', 'tabulate' in sys.modules)\n"
     )
     tasks = simple_tasks(pytester.path / "tasks", 3)
     result = pytester.runpytest_subprocess("--agent=oracle", f"--tasks={tasks}", *dist)
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["task*outcomes*first*final*flip", "----*"])
     lines = (pytester.path / "loaded.txt").read_text().splitlines()
-    assert lines == ["trial False"] * 3 + ["end True"]
+    assert lines[-1] == "end True"
+    imports = [line.split() for line in lines if line.startswith("import ")]
+    assert len(imports) == 1, lines  # once, by the controller
+    _, thread, trials_ended = imports[0]
+    assert thread == "agentbench-import" or (thread == "MainThread" and trials_ended == "3")
+    workers = [line for line in lines if line.startswith("worker trial")]
+    assert workers == (["worker trial False"] * 3 if dist else []), lines
 
 
 def test_memory_dir_needs_the_room_asked_for() -> None:

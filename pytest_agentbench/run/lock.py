@@ -106,7 +106,10 @@ class RunLock:
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self.handle is not None:
+        """A session in a process of its own (detached) keeps the lock until the process has
+        ended, so `agentbench stop` says the run has ended only once it has; a session inside
+        a longer process (pytest.main) lets go when it ends."""
+        if self.handle is not None and not self.detached:
             with contextlib.suppress(OSError):
                 self.handle.close()
             self.handle = None
