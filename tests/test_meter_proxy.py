@@ -464,7 +464,7 @@ def refusing_popen(monkeypatch: pytest.MonkeyPatch, refusals: list[int]) -> list
         return real(argv, **kwargs)
 
     monkeypatch.setattr(client.subprocess, "Popen", popen)
-    monkeypatch.setattr(client, "SPAWN_PAUSES", (0.0, 0.0, 0.0, 0.0))
+    monkeypatch.setattr(client, "SPAWN_PAUSES", (0.0,) * 5)
     return attempts
 
 
@@ -480,11 +480,24 @@ def test_a_transient_refusal_to_start_the_proxy_is_outlasted(
         meter.stop()
 
 
-@pytest.mark.parametrize(("refusals", "tries"), [([errno.ENOENT], 1), ([errno.ENOMEM] * 5, 5)])
+@pytest.mark.parametrize(
+    ("interpreter", "refusals", "tries"),
+    [
+        (None, [errno.ENOMEM] * 6, 6),  # a refusal that outlasts every pause
+        (None, [errno.ENOENT] * 6, 6),  # any errno while the interpreter is there
+        ("/nonexistent/python3", [errno.ENOENT], 1),  # no pause brings an interpreter back
+    ],
+)
 def test_a_lasting_refusal_to_start_the_proxy_is_a_meter_error(
-    monkeypatch: pytest.MonkeyPatch, refusals: list[int], tries: int
+    monkeypatch: pytest.MonkeyPatch, interpreter: str | None, refusals: list[int], tries: int
 ) -> None:
+    if interpreter is not None:
+        monkeypatch.setattr(client.sys, "executable", interpreter)
     attempts = refusing_popen(monkeypatch, refusals)
-    with pytest.raises(MeterError, match=r"metering proxy could not be started: .*Errno"):
+    name = errno.errorcode[refusals[0]]
+    with pytest.raises(
+        MeterError, match=rf"could not be started \({tries} tries\): {name}, "
+    ) as info:
         MeterProcess(max_seconds=30)
     assert len(attempts) == tries
+    assert info.value.__suppress_context__  # the report opens with the errno, not Popen's code

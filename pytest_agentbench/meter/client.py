@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -19,23 +20,31 @@ class MeterError(RuntimeError):
 
 
 # A machine short of memory, processes or file handles for a moment refuses the interpreter's
-# exec; a few tries over about 4 s outlast such a moment, a missing interpreter fails at once.
-TRANSIENT_SPAWN_ERRORS = {errno.EAGAIN, errno.ENOMEM, errno.ETXTBSY, errno.ENFILE, errno.EMFILE}
-SPAWN_PAUSES = (0.25, 0.5, 1.0, 2.0)
+# exec; tries over about 8 s outlast such a moment. An interpreter that is not there (or not
+# executable) fails at once: no pause brings it back.
+SPAWN_PAUSES = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def _spawn(argv: list[str]) -> subprocess.Popen[bytes]:
-    """The proxy process, tried again after a transient refusal to start it."""
+    """The proxy process, tried again after a refusal to start it while its interpreter is
+    there."""
     pauses = iter(SPAWN_PAUSES)
+    tries = 0
     while True:
+        tries += 1
         try:
             return subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
             )
         except OSError as exc:
             pause = next(pauses, None)
-            if pause is None or exc.errno not in TRANSIENT_SPAWN_ERRORS:
-                raise MeterError(f"the metering proxy could not be started: {exc}") from exc
+            if pause is None or not os.access(argv[0], os.X_OK):
+                name = errno.errorcode.get(exc.errno or 0, "no errno")
+                # from None: the message, not subprocess's internals, heads the report
+                raise MeterError(
+                    f"the metering proxy could not be started ({tries} tries): {name}, "
+                    f"{exc.strerror or exc} ({argv[0]})"
+                ) from None
         time.sleep(pause)
 
 
