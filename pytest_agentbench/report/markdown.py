@@ -120,13 +120,63 @@ def _arms(block: dict[str, Any], medians: bool) -> list[str]:
     return lines + [f"- {line}" for line in arms.delivery_lines(block)]
 
 
+RANKING_RULE = (
+    "Ranked by score (quality x coverage), highest first; quarantined configurations and those "
+    "without a score are not ranked and come last."
+)
+
+
+def rank_of(report: dict[str, Any]) -> int | None:
+    """The configuration's place on the leaderboard (a lone report is first when it has a
+    score); None when it is not ranked."""
+    run = report["run"]
+    if run.get("quarantined") or report["summary"]["score"] is None:
+        return None
+    rank: int | None = run.get("rank", 1)
+    return rank
+
+
+def ranked(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The reports best first; those not ranked last, in their given order."""
+    order = {id(r): i for i, r in enumerate(reports)}
+    return sorted(reports, key=lambda r: (rank_of(r) is None, rank_of(r) or 0, order[id(r)]))
+
+
+def _pct0(value: float | None) -> str:
+    return UNKNOWN if value is None else f"{100 * value:.0f}%"
+
+
+def consistency_cell(task: dict[str, Any]) -> str:
+    """rerun-bench's per-task cell: first exact per repeat in repeat order (P, F, - not
+    scored), the first-exact share, the flip rate and the cost CV within the task, left out
+    when the cost is not known well enough to have one."""
+    outcomes = task["outcomes"] or "-"
+    if not task["trials"]:
+        return f"`{outcomes}` not scored"
+    cell = f"`{outcomes}` {_pct0(task['first_exact'])}, flip {_pct0(task['flip_rate'])}"
+    cv = task.get("cost_usd_cv")
+    return cell if cv is None else f"{cell}, cost CV {cv:.2f}"
+
+
+def _attempts_cells(summary: dict[str, Any]) -> list[str]:
+    """The highest Pass@<=N and the median TTCS with the solved trials it counted."""
+    block = summary.get("attempts")
+    if not block:
+        return ["-", "-"]
+    top = block["pass_at_most"][str(block["max_attempts"])]
+    ttcs = block["ttcs_s"]
+    timed = f"{_num(ttcs['median'], 2)} ({ttcs['known']} of {ttcs['solved']})"
+    return [f"{_pct(top)} (N={block['max_attempts']})", timed]
+
+
 def render_markdown(document: dict[str, Any]) -> str:
-    reports = configurations_of(document)
+    reports = ranked(configurations_of(document))
     names = [r["run"].get("name") or r["run"]["agent"] for r in reports]
+    retried = any(r["summary"].get("attempts") for r in reports)
     rows = []
     for name, report in zip(names, reports, strict=True):
         s, run = report["summary"], report["run"]
-        rank = "quarantined" if run.get("quarantined") else _num(run.get("rank", 1), 0)
+        rank = "quarantined" if run.get("quarantined") else _num(rank_of(report), 0)
         rows.append(
             [
                 rank,
@@ -140,6 +190,8 @@ def render_markdown(document: dict[str, Any]) -> str:
                 _pct(s.get("final_eof_normalized")),
                 interval_text(s.get("first_exact_ci")),
                 _num(s["flip_rate"]),
+                _pct(s["flaky_tasks"]),
+                _pct(s["pass_at_k"]),
                 _pct(s["pass_hat_k"]),
                 _num(_median(s["tokens"]), 0),
                 _num(_median(s["cost_usd"]), 4),
@@ -149,13 +201,19 @@ def render_markdown(document: dict[str, Any]) -> str:
                 _num(_median(s.get("output_tokens") or {}), 0),
                 _num(s["wall_s"].get("total"), 1),
                 _num(s.get("similarity")),
+                *(_attempts_cells(s) if retried else []),
             ]
         )
+    k = "/".join(dict.fromkeys(str(r["summary"]["k"]) for r in reports)) or "k"
     headers = ["rank", "configuration", "score", "quality", "coverage", "first", "final"]
-    headers += ["EOF first", "EOF final", "first 95% CI (task bootstrap)", "flip", "pass^k"]
+    headers += ["EOF first", "EOF final", "first 95% CI (task bootstrap)", "flip"]
+    headers += ["flaky tasks", f"pass@{k}", f"pass^{k}"]
     headers += ["tokens (median)", "cost USD (median)", "wall s (median)", "cost CV in tasks"]
     headers += ["cost USD / success", "output tokens (median)", "wall s (total)", "similarity"]
+    if retried:
+        headers += ["Pass@<=N", "TTCS s (median, timed of solved)"]
     lines = ["# agentbench report", "", "## Leaderboard", "", *_table(headers, rows)]
+    lines += ["", RANKING_RULE]
     if document.get("arms"):
         lines += _arms(document["arms"], medians=len(reports) == 1)
     notes = [(n, line) for n, r in zip(names, reports, strict=True) for line in evidence_lines(r)]
@@ -193,10 +251,25 @@ def render_markdown(document: dict[str, Any]) -> str:
     if judged:
         lines += [*judgements.heading(judged), *_table(judgements.HEADERS, judgements.rows(judged))]
         lines += ["", *(f"- {line}" for line in judgements.notes(judged))]
-    lines += ["", "## Tasks (first exact per repeat: P pass, F fail, - not scored)", ""]
-    outcomes = [{t["id"]: t["outcomes"] or UNKNOWN for t in r["tasks"]} for r in reports]
-    task_ids = sorted({t for o in outcomes for t in o})
-    lines += _table(
-        ["task", *names], [[t, *(o.get(t, UNKNOWN) for o in outcomes)] for t in task_ids]
-    )
+    lines += ["", "## Tasks", ""]
+    lines += [
+        "First exact per repeat in repeat order (P pass, F fail, - not scored), then the "
+        "first-exact share, flip rate and cost CV within the task (left out when cost is "
+        "unknown); the class is the task's most frequent failure (docs/metrics.md).",
+        "",
+    ]
+    by_id = [{t["id"]: t for t in r["tasks"]} for r in reports]
+    task_ids = sorted({t for tasks in by_id for t in tasks})
+    headers = [h for name in names for h in (name, f"{name} class")]
+    task_rows = []
+    for task_id in task_ids:
+        cells = [task_id]
+        for tasks in by_id:
+            task = tasks.get(task_id)
+            if task is None:
+                cells += ["not run", "-"]
+            else:
+                cells += [consistency_cell(task), task.get("failure_class") or UNKNOWN]
+        task_rows.append(cells)
+    lines += _table(["task", *headers], task_rows)
     return "\n".join(lines) + "\n"

@@ -186,6 +186,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
             else ""
         ),
     ]
+    if s.get("attempts"):
+        lines.append(attempts_line(s["attempts"]))
     if simulated:
         names = [name for key, name in SIMULATED_NAMES.items() if key in simulated]
         lines.append(
@@ -193,6 +195,17 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
             "they measure nothing"
         )
     return lines
+
+
+def attempts_line(block: dict[str, Any]) -> str:
+    """Pass@<=N for every N and TTCS, for a run with --retry-failures, on one line."""
+    rates = "  ".join(f"Pass@<={n} {_pct(rate)}" for n, rate in block["pass_at_most"].items())
+    ttcs = block["ttcs_s"]
+    return (
+        f"{rates} ({plural(block['trials'], 'trial')}, {plural(block['tasks'], 'task')})  "
+        f"TTCS median {_num(ttcs['median'])} s, mean {_num(ttcs['mean'])} s "
+        f"({ttcs['known']} of {plural(ttcs['solved'], 'solved trial')} timed)"
+    )
 
 
 def integrity_lines(report: dict[str, Any]) -> list[str]:

@@ -9,6 +9,13 @@ from typing import Any
 
 from pytest_agentbench import __version__
 from pytest_agentbench.run.pooling import fixture_conflicts, pool, quarantine
+from pytest_agentbench.scoring.attempts import (
+    attempt_figures,
+    attempts_summary,
+    class_counts,
+    task_class,
+    trial_class,
+)
 from pytest_agentbench.scoring.measures import measure_block
 from pytest_agentbench.scoring.metrics import classes, integrity, outcome_counts, summarize
 from pytest_agentbench.scoring.trajectories import check_counts, trajectory_block
@@ -71,11 +78,17 @@ def build_report(
     by_task: dict[str, list[Observation]] = {}
     for obs in counted:
         by_task.setdefault(obs["task"], []).append(obs)
+    retried = settings.retry_failures > 0
+    solvable_tasks = {t: trials for t, trials in by_task.items() if t not in no_solution}
+    max_attempts = 1 + settings.retry_failures
+    summary["attempts"] = attempts_summary(solvable_tasks, max_attempts) if retried else None
+    summary["failure_classes"] = class_counts([trial_class(o) for o in solvable])
     tasks = []
     for figures in sorted(per_task + per_unsolvable, key=lambda f: f["id"]):
         task_id = figures["id"]
         meta = declared.get(task_id) or _meta_from(by_task.get(task_id, []))
         trials = by_task.get(task_id, [])
+        classes_of = [trial_class(o) for o in trials]
         tasks.append(
             {
                 "id": task_id,
@@ -85,6 +98,10 @@ def build_report(
                 **figures,
                 "outcomes": outcome_string(trials, "first_exact"),
                 "final_outcomes": outcome_string(trials, "final_exact"),
+                "trial_classes": classes_of,
+                "failure_class": task_class(classes_of),
+                "failure_classes": class_counts(classes_of),
+                "attempts": attempt_figures(trials, max_attempts) if retried else None,
                 "fixture_conflict": task_id in conflicts,
                 "no_solution": task_id in no_solution,
             }

@@ -75,6 +75,16 @@ class RoundRecord(TypedDict):
     reward: NotRequired[float | None]
 
 
+class AttemptRecord(TypedDict):
+    """One attempt of the trial (a fresh workspace and session; --retry-failures runs more):
+    the agent's wall time over its rounds (None: no round ran), and whether its final workspace
+    differs from the input tree (None: it could not be read)."""
+
+    attempt: int
+    wall_s: float | None
+    changed: bool | None
+
+
 class AgentFacts(TypedDict):
     """What the agent said about the trial's session."""
 
@@ -139,6 +149,8 @@ class Observation(TypedDict):
     tokens: Tokens | None
     cost_usd: float | None
     wall_s: float | None
+    # Every attempt in order, with its wall time; absent: recorded before attempts were kept.
+    attempt_log: NotRequired[list[AttemptRecord]]
     trial_id: NotRequired[str]  # run id + task + repeat + attempt: the trial counts once
     nodeid: NotRequired[str]  # the pytest node id that ran it: pasted back, it reruns the trial
     final_eof_normalized: NotRequired[bool]  # the last graded round was EOF-normalized

@@ -31,6 +31,7 @@ from pytest_agentbench.tasks.observation import (
     PROVIDER_STOP,
     SCORED,
     AgentFacts,
+    AttemptRecord,
     Observation,
     RoundRecord,
     Tokens,
@@ -167,34 +168,37 @@ class Trial:
         attempts = 0
         final_diff = verifier_output = ""
         change: str | None = None  # None: the final workspace could not be read
+        log: list[AttemptRecord] = []
         for attempt in range(self.settings.retry_failures + 1):
             attempts += 1
             given = first_sandbox if attempt == 0 else None
             sandbox = given
-            try:
-                if sandbox is None:
-                    sandbox = start_sandbox(self.provider, self.task, f"{self.trial_id}-a{attempt}")
-                end = self._attempt(attempt, sandbox, rounds, results)
-            except InfrastructureError as error:
-                end = AttemptEnd(False, str(error), None, None, infra=error.cause)
+            before = len(results)
+            try:  # the workspace is read before its sandbox closes
+                try:
+                    if sandbox is None:
+                        name = f"{self.trial_id}-a{attempt}"
+                        sandbox = start_sandbox(self.provider, self.task, name)
+                    end = self._attempt(attempt, sandbox, rounds, results)
+                except InfrastructureError as error:
+                    end = AttemptEnd(False, str(error), None, None, infra=error.cause)
+                verifier_output = self._paths.text(end.grade.verifier_output) if end.grade else ""
+                change, final_diff = self._read_change(attempt, end, sandbox)
             finally:
                 if sandbox is not None and sandbox is not given:
                     sandbox.close()
-            verifier_output = self._paths.text(end.grade.verifier_output) if end.grade else ""
-            if end.over_disk or sandbox is None:
-                final_diff, change = end.failure_text, None
-            else:
-                # Files that match the expected tree where it equals the input need no reread.
-                unchanged = self.task.unchanged_paths & end.grade.matched if end.grade else set()
-                change, final_diff = trial_change(
-                    self.task.input_tree, sandbox.workspace, unchanged, self.settings.change_limit
-                )
-                last = end.exact or end.stop or attempt == self.settings.retry_failures
-                if last and self.keep is not None and not end.over_disk:
-                    self.keep(sandbox.workspace, end.exact)
+            ran = results[before:]
+            log.append(
+                {
+                    "attempt": attempt,
+                    "wall_s": round(sum(r.wall_s for r in ran), 6) if ran else None,
+                    "changed": None if change is None else bool(change),
+                }
+            )
             if end.exact or end.stop or end.infra:
                 break
         observation = self._observation(rounds, results, attempts, end)
+        observation["attempt_log"] = log
         # Against an expected tree every passing trial ends in the same tree: their likeness
         # says nothing. Only a verifier lets different changes pass.
         exact_graded = self.task.grader_kind == "exact"
@@ -218,6 +222,23 @@ class Trial:
             trajectory,
             change or "",
         )
+
+    def _read_change(
+        self, attempt: int, end: AttemptEnd, sandbox: Sandbox | None
+    ) -> tuple[str | None, str]:
+        """The attempt's whole change (None: its workspace may not or cannot be read) and its
+        short diff; the last attempt's workspace is kept (--agentbench-keep)."""
+        if end.over_disk or sandbox is None:
+            return None, end.failure_text
+        # Files that match the expected tree where it equals the input need no reread.
+        unchanged = self.task.unchanged_paths & end.grade.matched if end.grade else set()
+        change, final_diff = trial_change(
+            self.task.input_tree, sandbox.workspace, unchanged, self.settings.change_limit
+        )
+        last = end.exact or end.stop or attempt == self.settings.retry_failures
+        if last and self.keep is not None:
+            self.keep(sandbox.workspace, end.exact)
+        return change, final_diff
 
     def _trajectory(
         self,
