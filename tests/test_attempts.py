@@ -74,13 +74,13 @@ def test_pass_at_most_and_ttcs_by_hand() -> None:
         trial("a", 3, [None, 4.0], True),  # solved, a failed attempt's time unknown
         trial("a", 4, [9.0], False, status="infrastructure"),  # not scored: not counted
     ]
-    assert [time_to_solve(o) for o in trials] == [2.0, 8.0, None, None, None]  # type: ignore[arg-type]
-    assert pass_at_most(trials, 1) == 1 / 4  # type: ignore[arg-type]
-    assert pass_at_most(trials, 2) == 3 / 4  # type: ignore[arg-type]
-    assert pass_at_most(trials, 3) == 3 / 4  # type: ignore[arg-type]
-    assert ttcs_figures(trials) == {"median": 5.0, "mean": 5.0, "solved": 3, "known": 2}  # type: ignore[arg-type]
+    assert [time_to_solve(o) for o in trials] == [2.0, 8.0, None, None, None]
+    assert pass_at_most(trials, 1) == 1 / 4
+    assert pass_at_most(trials, 2) == 3 / 4
+    assert pass_at_most(trials, 3) == 3 / 4
+    assert ttcs_figures(trials) == {"median": 5.0, "mean": 5.0, "solved": 3, "known": 2}
     none = trial("b", 0, [1.0, 1.0], False)
-    assert ttcs_figures([none]) == {"median": None, "mean": None, "solved": 0, "known": 0}  # type: ignore[list-item]
+    assert ttcs_figures([none]) == {"median": None, "mean": None, "solved": 0, "known": 0}
     assert pass_at_most([], 1) is None
 
 
@@ -90,7 +90,7 @@ def test_the_summary_averages_tasks_and_pools_trials_beside() -> None:
         "b": [trial("b", 0, [1.0, 1.0], False)],
         "c": [trial("c", 0, [1.0], False, status="provider_stop")],  # no scored trial
     }
-    block = attempts_summary(by_task, 2)  # type: ignore[arg-type]
+    block = attempts_summary(by_task, 2)
     assert block["tasks"] == 2 and block["trials"] == 3 and block["max_attempts"] == 2
     assert block["pass_at_most"] == {"1": (1 / 2 + 0) / 2, "2": (1 + 0) / 2}
     assert block["pooled_pass_at_most"] == {"1": 1 / 3, "2": 2 / 3}
@@ -100,9 +100,9 @@ def test_the_summary_averages_tasks_and_pools_trials_beside() -> None:
 def test_an_old_record_without_attempt_times_has_no_ttcs() -> None:
     old = trial("a", 0, [1.0, 2.0], True)
     del old["attempt_log"]
-    assert time_to_solve(old) is None  # type: ignore[arg-type]
-    assert pass_at_most([old], 2) == 1.0  # type: ignore[list-item]
-    assert trial_class(old) == "solved"  # type: ignore[arg-type]
+    assert time_to_solve(old) is None
+    assert pass_at_most([old], 2) == 1.0
+    assert trial_class(old) == "solved"
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_an_old_record_without_attempt_times_has_no_ttcs() -> None:
     ],
 )
 def test_each_way_a_trial_ends_has_its_class(kwargs: dict[str, Any], expected: str) -> None:
-    assert trial_class(trial("a", 0, [1.0], **kwargs)) == expected  # type: ignore[arg-type]
+    assert trial_class(trial("a", 0, [1.0], **kwargs)) == expected
 
 
 def test_a_task_class_is_its_most_frequent_agent_failure() -> None:
@@ -144,9 +144,9 @@ trials_strategy = st.lists(
 def test_pass_at_most_properties(specs: list[tuple[list[float | None], bool]]) -> None:
     trials = [trial("a", i, w, solved) for i, (w, solved) in enumerate(specs)]
     first_share = sum(o["first_exact"] for o in trials) / len(trials)
-    assert pass_at_most(trials, 1) == first_share  # type: ignore[arg-type]
-    rates = [pass_at_most(trials, n) for n in range(1, 6)]  # type: ignore[arg-type]
-    assert all(low <= high for low, high in itertools.pairwise(rates))  # type: ignore[operator]
+    assert pass_at_most(trials, 1) == first_share
+    rates = [pass_at_most(trials, n) for n in range(1, 6)]
+    assert all(low <= high for low, high in itertools.pairwise(rates))
     assert rates[-1] == sum(o["final_exact"] for o in trials) / len(trials)
 
 
@@ -157,11 +157,11 @@ def test_ttcs_is_at_least_the_solving_attempts_wall(
 ) -> None:
     for index, (w, solved) in enumerate(specs):
         observation = trial("a", index, w, solved)
-        ttcs = time_to_solve(observation)  # type: ignore[arg-type]
+        ttcs = time_to_solve(observation)
         if not solved or any(v is None for v in w):
             assert ttcs is None
         else:
-            assert ttcs is not None and ttcs >= w[-1]  # type: ignore[operator]
+            assert ttcs is not None and ttcs >= w[-1]
             assert math.isclose(ttcs, sum(v for v in w if v is not None))
 
 
