@@ -51,13 +51,13 @@ class BaselineCache:
         """Append one scored trial of IDENTITY that ran in RUN_DIR."""
         entry = self.entry(identity)
         entry.mkdir(parents=True, exist_ok=True)
-        if not (entry / IDENTITY_FILE).exists():
-            write_atomic(entry / IDENTITY_FILE, json.dumps(identity, indent=1) + "\n")
         record = {k: v for k, v in observation.items() if k not in ("arm", "reused")}
         record["reused_from"] = str(run_dir.resolve())
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         with open(entry / TRIALS_FILE, "a", encoding="utf-8") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+            if not (entry / IDENTITY_FILE).exists():  # under the lock: one writer makes it
+                write_atomic(entry / IDENTITY_FILE, json.dumps(identity, indent=1) + "\n")
             handle.write(line)
 
 
