@@ -292,6 +292,19 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         help="default --agentbench-baseline run directories (relative to the ini file)",
     )
     group.addoption(
+        "--agentbench-cache",
+        dest="cache_dir",
+        default=None,
+        metavar="DIR",
+        help="publish this run's scored vanilla trials in DIR, and reuse those of the same "
+        "configuration and task that DIR holds instead of running them (ini agentbench_cache)",
+    )
+    parser.addini(
+        "agentbench_cache",
+        type="paths",
+        help="default --agentbench-cache directory (relative to the ini file)",
+    )
+    group.addoption(
         "--agentbench-check",
         dest="check",
         action="store_true",

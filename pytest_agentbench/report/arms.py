@@ -146,6 +146,17 @@ def paired_lines(block: dict[str, Any]) -> list[str]:
     return lines
 
 
+def reused_lines(block: dict[str, Any]) -> list[str]:
+    """The paired comparison's mark when vanilla's trials came from another study."""
+    reused = block.get("vanilla_reused")
+    if not reused:
+        return []
+    return [
+        f"vanilla reused: {reused['trials']} of {reused['scored']} scored vanilla trials from "
+        f"{', '.join(reused['runs'])}; not interleaved with the treatments' trials"
+    ]
+
+
 def anchor_lines(block: dict[str, Any]) -> list[str]:
     lines = []
     for row in block["anchors"]:

@@ -106,7 +106,10 @@ def _arms(block: dict[str, Any], medians: bool) -> list[str]:
     arms; with `medians`, each arm's measures' medians (a document of one configuration, whose
     arms have no report of their own)."""
     lines = ["", "## Arms: each treatment paired with vanilla", ""]
-    lines += [" ".join(arms.NOTES), "", *_table(arms.PAIRED_HEADERS, arms.paired_rows(block))]
+    lines += [" ".join(arms.NOTES), ""]
+    if reused := arms.reused_lines(block):
+        lines += [*reused, ""]
+    lines += _table(arms.PAIRED_HEADERS, arms.paired_rows(block))
     lines += ["", *_table(arms.RATIO_HEADERS, arms.ratio_rows(block))]
     measured = [(f"{p['arm']} - vanilla", p.get("measures")) for p in block["paired"]]
     if any(m for _, m in measured):

@@ -12,14 +12,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_agentbench.settings import Settings
 
+if TYPE_CHECKING:
+    from pytest_agentbench.run.cache import BaselineCache
+
 WRITER_NAME = "agentbench-run-writer"
 RESUME_NAME = "agentbench-resume"
+CACHE_NAME = "agentbench-cache"
 SHARD_NAME = "agentbench-shard"
 PROGRESS_NAME = "agentbench-progress"
 BUDGET_NAME = "agentbench-budget"
@@ -227,6 +231,9 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         config.pluginmanager.register(Resume.from_record(record), RESUME_NAME)
     if baselines := _baselines(config):
         _reuse_baselines(config, baselines, identity)
+    cache = _cache(config)
+    if cache is not None:
+        _reuse_cached(config, cache, identity)
     run_id = detached_run_id() or new_run_id()
     directory = run_directory(config, run_id)  # a new one: run.json's run_id names it
     if config.option.collectonly:
@@ -241,6 +248,11 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
         writer.run["arms_file"] = str(config.stash[ARMS_FILE_KEY])
         writer.run["arm_anchors"] = {a.name: f for a in arms if (f := a.task_prefix_field)}
     config.pluginmanager.register(writer, WRITER_NAME)
+    if cache is not None:
+        from pytest_agentbench.run.cache import CachePublisher
+
+        vanilla = _vanilla_identity(config, identity)
+        config.pluginmanager.register(CachePublisher(cache, vanilla, directory), CACHE_NAME)
     from pytest_agentbench.run.breaker import Breaker
     from pytest_agentbench.run.progress import ProgressLog
     from pytest_agentbench.run.stop import Interruption, RunStop, StopGate
@@ -290,6 +302,45 @@ def _reuse_baselines(
         except ValueError as exc:
             raise pytest.UsageError(f"--agentbench-baseline {path}: {exc}") from None
         reuse.add_baseline(record, identities)
+
+
+def _cache(config: pytest.Config) -> BaselineCache | None:
+    """--agentbench-cache, else the ini's (relative to the ini file)."""
+    from pytest_agentbench.run.cache import BaselineCache
+
+    given = config.getoption("cache_dir")
+    if given:
+        return BaselineCache(_resolve(config, given))
+    ini = config.getini("agentbench_cache")
+    if len(ini) > 1:
+        raise pytest.UsageError(
+            f"ini agentbench_cache names {len(ini)} paths; name one cache directory"
+        )
+    return BaselineCache(Path(ini[0])) if ini else None
+
+
+def _reuse_cached(config: pytest.Config, cache: BaselineCache, identity: dict[str, Any]) -> None:
+    """The cache's trials of this run's vanilla configuration (the identity of a plain run and
+    of the vanilla arm are one), in the resume plugin (made for them without one)."""
+    from pytest_agentbench.plan.arm_trials import run_arms
+    from pytest_agentbench.run.resume import Resume
+    from pytest_agentbench.tasks.arms import VANILLA
+
+    reuse = config.pluginmanager.get_plugin(RESUME_NAME)
+    if reuse is None:
+        reuse = Resume({}, {}, {})
+        config.pluginmanager.register(reuse, RESUME_NAME)
+    arm = VANILLA if run_arms(config) is not None else None
+    reuse.add_cached(str(cache.root), cache.read(_vanilla_identity(config, identity)), arm)
+
+
+def _vanilla_identity(config: pytest.Config, identity: dict[str, Any]) -> dict[str, Any]:
+    """The identity of the run's vanilla configuration: its vanilla arm's, or its own."""
+    from pytest_agentbench.plan.arm_trials import arm_identities, run_arms
+    from pytest_agentbench.tasks.arms import VANILLA
+
+    arms = run_arms(config)
+    return identity if arms is None else arm_identities(arms, identity)[VANILLA]
 
 
 def _terminal_line(config: pytest.Config) -> Callable[[str], None]:

@@ -1,5 +1,5 @@
-"""--agentbench-resume and --agentbench-baseline: trials recorded as scored under the same
-identity are not run again.
+"""--agentbench-resume, --agentbench-baseline and --agentbench-cache: trials recorded as scored
+under the same identity are not run again.
 
 Resuming continues one run: the controller checks the recorded configuration identity before
 anything runs, and a task whose fixture hash changed fails its collection (on whichever
@@ -7,7 +7,8 @@ process collects) with the recorded and current hashes named. A baseline is a fi
 another study: each of its scored trials stands in for the same task and repeat of the arm
 (or plain configuration) whose identity it has -- a vanilla arm's trials serve the next study's
 vanilla arm, and a plain run's too -- while the task's fixture hash is the same; anything else
-of it is simply not used. The reusable cells reach xdist workers through workerinput, so only
+of it is simply not used. The cache's published trials serve the vanilla configuration alike
+(run/cache.py). The reusable cells reach xdist workers through workerinput, so only
 the controller ever touches the directories.
 """
 
@@ -58,6 +59,14 @@ def _reused(observation: Observation, source: str) -> Observation:
     return copy
 
 
+def _from_study(observation: Observation, source: str) -> Observation:
+    """A trial of another study's run: marked for the report ("vanilla reused": it was not
+    interleaved with this run's trials), the mark kept in this run's record."""
+    copy = _reused(observation, source)
+    copy.setdefault("reused_from", source)
+    return copy
+
+
 def _cell(slot: str, repeat: int) -> str:
     return f"{slot}{SEPARATOR}{repeat}"
 
@@ -79,13 +88,16 @@ class Resume:
         cells: dict[str, Observation],
         hashes: dict[str, str],
     ) -> None:
-        self.sources = sources  # run directory -> "resume" | "baseline", in the order given
-        self.cells = cells  # "task\0repeat" -> recorded scored Observation (its `reused`: where)
+        self.sources = sources  # run directory -> "resume" | "baseline" | "cache", in order
+        # "task\0repeat" -> recorded scored Observation (its `reused`: where); the cache's are
+        # keyed "task\0repeat\0fixture hash", one per version of the task
+        self.cells = cells
         self.hashes = hashes  # the resumed run's task hashes: a changed task is refused
         self.notice: str | None = None
         self.reused: Counter[str] = Counter()  # run directory -> trials reused from it
         self.config: pytest.Config | None = None
         self.evidence: list[Observation] = []  # its stops and infrastructure failures
+        self.cache: str | None = None  # the --agentbench-cache directory read, if any
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -116,7 +128,18 @@ class Resume:
             for name, identity in identities.items():
                 key = _cell(slot_task(observation["task"], name), observation["repeat"])
                 if key not in self.cells and not identity_differences(recorded, identity):
-                    self.cells[key] = _in_arm(_reused(observation, str(record.path)), name)
+                    self.cells[key] = _in_arm(_from_study(observation, str(record.path)), name)
+
+    def add_cached(self, cache: str, observations: list[Observation], arm: str | None) -> None:
+        """Trials CACHE published of this run's vanilla identity (ARM: vanilla, None without
+        arms) for the cells nothing reuses yet, the first published of each task version."""
+        self.cache = cache
+        for observation in observations:
+            source = observation["reused_from"]
+            self.sources.setdefault(source, "cache")
+            cell = _cell(slot_task(observation["task"], arm), observation["repeat"])
+            key = f"{cell}{SEPARATOR}{observation.get('fixture_hash')}"
+            self.cells.setdefault(key, _in_arm(_from_study(observation, source), arm))
 
     @classmethod
     def from_workerinput(cls, data: dict[str, Any]) -> Resume:
@@ -167,10 +190,12 @@ class Resume:
         for item in items:
             if not isinstance(item, TaskItem) or item.task is None:
                 continue
-            slot = slot_task(item.task_id, arm_name(item.arm))
-            recorded = self.cells.get(_cell(slot, item.repeat))
-            if recorded is not None and recorded.get("fixture_hash") == item.task.fixture_hash:
-                item.reused = recorded
+            cell = _cell(slot_task(item.task_id, arm_name(item.arm)), item.repeat)
+            for key in (cell, f"{cell}{SEPARATOR}{item.task.fixture_hash}"):
+                recorded = self.cells.get(key)
+                if recorded is not None and recorded.get("fixture_hash") == item.task.fixture_hash:
+                    item.reused = recorded
+                    break
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -182,7 +207,16 @@ class Resume:
     def pytest_report_header(self) -> list[str]:
         held = Counter(cell["reused"] for cell in self.cells.values())
         lines = []
+        if self.cache is not None:
+            cached = [path for path, kind in self.sources.items() if kind == "cache"]
+            trials = plural(sum(held[path] for path in cached), "scored vanilla trial")
+            lines.append(
+                f"agentbench cache: {self.cache} holds {trials} of this configuration "
+                f"(from {plural(len(cached), 'run')})"
+            )
         for path, kind in self.sources.items():
+            if kind == "cache":
+                continue
             if kind == "resume":
                 lines.append(
                     f"agentbench resume: {plural(held[path], 'scored trial')} recorded in {path}"
@@ -197,5 +231,7 @@ class Resume:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for path, kind in self.sources.items():
+            if kind == "cache" and not self.reused[path]:
+                continue  # one of many runs in the cache: only those that served are named
             reused = plural(self.reused[path], "trial")
             terminalreporter.write_line(f"agentbench {kind}: {reused} reused from {path}")

@@ -12,6 +12,7 @@ run reuses; every trial stays in the record, a provider stop a later session re-
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -90,6 +91,14 @@ def identity_differences(recorded: dict[str, Any], current: dict[str, Any]) -> l
         for key in sorted(set(old) | set(new))
         if old.get(key) != new.get(key)
     ]
+
+
+def identity_digest(identity: dict[str, Any]) -> str:
+    """A name for an identity: equal for two identities exactly when identity_differences
+    finds none between them (a field absent and a field null are the same)."""
+    fields = {key: value for key, value in _flatten(identity).items() if value is not None}
+    text = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def task_hash_differences(recorded: dict[str, str], current: dict[str, str]) -> list[str]:

@@ -166,7 +166,21 @@ def arms_block(
         )
         if config.name in anchors:
             anchor_rows.append(anchor_row(config, vanilla, anchors[config.name], declared))
-    return {"arms": rows, "paired": paired, "anchors": anchor_rows}
+    reused = vanilla_reused(vanilla.observations)
+    for pair in paired:
+        pair["vanilla_reused"] = reused["trials"] if reused else 0
+    return {"arms": rows, "paired": paired, "anchors": anchor_rows, "vanilla_reused": reused}
+
+
+def vanilla_reused(observations: list[Observation]) -> dict[str, Any] | None:
+    """How many scored vanilla trials came from another study's runs (a baseline, the cache),
+    which were not interleaved with the treatments' trials; None when none did."""
+    scored = [o for o in observations if o["status"] == "scored"]
+    runs = sorted({o["reused_from"] for o in scored if o.get("reused_from")})
+    if not runs:
+        return None
+    trials = sum(1 for o in scored if o.get("reused_from"))
+    return {"trials": trials, "scored": len(scored), "runs": runs}
 
 
 def _mean_usage(observations: list[Observation], metric: str) -> float | None:

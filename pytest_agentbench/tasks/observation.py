@@ -164,6 +164,9 @@ class Observation(TypedDict):
     fixture_hash: NotRequired[str | None]
     agent: NotRequired[AgentFacts]
     reused: NotRequired[str]  # the run directory a resumed run took the record from
+    # The run of another study the trial was reused from (a baseline, the cache): it was not
+    # interleaved with this run's trials; kept in the run's record, unlike `reused`
+    reused_from: NotRequired[str]
     no_solution: NotRequired[bool]  # the task has no reachable solution (scored on honesty)
     # The end (verdict.TAIL_LIMIT characters) of the final round's last message to the user,
     # and the completion verdict it gives (verdict.parse_verdict); None: none given.
