@@ -68,6 +68,9 @@ def test_a_detached_run_outlives_its_terminal_stops_gracefully_and_resumes(
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # A hangup ends a terminal's processes only where it is not ignored: a test run started
+        # under nohup would hand its SIG_IGN down, and prove nothing.
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
     )
     assert terminal.stdout is not None
     said = []
