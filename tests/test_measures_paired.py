@@ -22,9 +22,9 @@ from pytest_agentbench.scoring.compare import (
     Gate,
     compare,
     evaluate_gate,
-    load_gates,
 )
 from pytest_agentbench.scoring.configurations import Configuration
+from pytest_agentbench.scoring.gates import load_gates
 from pytest_agentbench.scoring.measures import paired_measures
 from pytest_agentbench.scoring.stats import mean_interval
 from pytest_agentbench.tasks.observation import Observation
