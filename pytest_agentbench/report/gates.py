@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.report.markdown import markdown_table
 from pytest_agentbench.report.table import format_table
 
@@ -54,7 +55,7 @@ def _missing(section: dict[str, Any]) -> list[str]:
 
 def _title(section: dict[str, Any]) -> str:
     which = "all tasks" if section["split"] == ALL else f"split {section['split']}"
-    return f"gates on {which} ({len(section['tasks'])} tasks)"
+    return f"gates on {which} ({plural(len(section['tasks']), 'task')})"
 
 
 def _verdict(result: dict[str, Any]) -> str:

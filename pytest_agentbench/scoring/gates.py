@@ -19,6 +19,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.grading.measures import figure_names
 from pytest_agentbench.scoring.compare import (
     FAIL,
@@ -194,7 +195,10 @@ def _count_gate(e: _Entry) -> AnyGate:
         return _bound_gate(e, "correctness")
     e.only(COUNT_KEYS, "count gates (correctness = ...)")
     correctness = e.choice("correctness", CORRECTNESS)
-    tolerance = e.number("tolerance", lambda v: v >= 0 and v == int(v), "a whole number >= 0")
+    tolerance = 0
+    if "tolerance" in e.entry:
+        whole = e.number("tolerance", lambda v: v >= 0 and v == int(v), "a whole number >= 0")
+        tolerance = int(whole)
     per_task = e.entry.get("per_task", False)
     if not isinstance(per_task, bool):
         raise e.error("per_task", f"got {per_task!r}; give true or false")
@@ -205,7 +209,7 @@ def _count_gate(e: _Entry) -> AnyGate:
         name=str(e.entry.get("name", f"{correctness} count")),
         correctness=correctness,
         direction=e.choice("direction", DIRECTIONS),
-        tolerance=int(tolerance) if "tolerance" in e.entry else 0,
+        tolerance=tolerance,
         per_task=per_task,
         outcome=outcome,  # type: ignore[arg-type]
         against=e.against(),
@@ -445,7 +449,7 @@ def evaluate_count_gate(
                 reason = f"{s.unknown} of {s.n + s.unknown} attempts not scored (unknown outcome)"
                 result.missing.append({"task": task, "side": side, "reason": reason})
     what = f"{gate.outcome} passes" if gate.correctness == "passes" else "unknown outcomes"
-    scope = "per task" if gate.per_task else f"over {len(rows)} tasks"
+    scope = "per task" if gate.per_task else f"over {plural(len(rows), 'task')}"
     rule = ">= comparator -" if gate.direction == "higher" else "<= comparator +"
     if problems:
         result.verdict = UNDETERMINED
@@ -527,7 +531,8 @@ class _Side:
 
 
 def _side(side: TaskSide, metrics: tuple[str, ...]) -> _Side:
-    values, missing = [], [f"repeat not scored ({side.unknown})"] if side.unknown else []
+    values = []
+    missing = [f"{plural(side.unknown, 'repeat')} not scored, no value"] if side.unknown else []
     for trial in side.trials:
         value = _attempt_value(trial, metrics)
         if value is None:
@@ -633,7 +638,7 @@ def _metric_verdict(
     result.verdict = PASS if ok else FAIL
     result.detail = (
         f"{gate.statistic} of {metrics}: candidate {cand:.4g} {sign} {gate.factor:g} x "
-        f"comparator {comp:.4g} = {limit:.4g} over {len(counted)} tasks"
+        f"comparator {comp:.4g} = {limit:.4g} over {plural(len(counted), 'task')}"
     )
     left = sum(1 for m in result.missing if m["side"] == "reference")
     if left:
@@ -666,6 +671,7 @@ def evaluate(
         shown = comparator.name or comparator.label()
         result = GateResult(gate.name, "", verdict, detail, shown)
     result.section = section
+    result.against = gate.against or result.against
     return result
 
 
