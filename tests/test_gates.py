@@ -281,6 +281,17 @@ def test_interval_gates_are_judged_on_each_split_s_own_pairs(tmp_path: Path) -> 
     assert block["exit"] == 1
 
 
+def test_on_all_tasks_a_gate_reads_the_tasks_of_its_own_comparator(tmp_path: Path) -> None:
+    base = configuration({"a": "PP", "x": "PP"})  # x: the base's only, not the comparator's
+    other, cand = configuration({"a": "PF"}), configuration({"a": "PP"})
+    gate = CountGate("vs o", "passes", "higher", against="o")
+    block = judge(
+        GatesFile(tmp_path / "g.toml", [gate]), cand, {None: base, "o": other}, compare(base, cand)
+    )
+    result = block["sections"][0]["results"][0]
+    assert (result["verdict"], list(result["values"]), result["against"]) == (PASS, ["a"], "o")
+
+
 # ---- the gates file ------------------------------------------------------------------------
 
 
@@ -405,6 +416,17 @@ def test_every_misspelt_key_or_value_is_named_with_file_line_gate_field_and_fix(
     with pytest.raises(ValueError) as error:
         load_gates_file(path)
     assert str(error.value).startswith(f"{path}{message}"), str(error.value)
+
+
+@pytest.mark.parametrize("doc", ["ci.md", "arms.md"])
+def test_the_gates_files_the_docs_show_load(tmp_path: Path, doc: str) -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / doc).read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[[gate]]" in b]
+    assert blocks
+    for index, block in enumerate(blocks):
+        path = tmp_path / f"{index}.toml"
+        path.write_text(block)
+        assert load_gates_file(path).gates
 
 
 # ---- the console script --------------------------------------------------------------------

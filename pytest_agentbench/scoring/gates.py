@@ -691,9 +691,15 @@ def judge(
     """Every gate on all tasks and on each split: the gates block of compare's JSON, with its
     exit code. comparators maps each gate's `against` to its configuration; comparison is the
     base's paired comparison of all tasks, which the base's interval gates judge as before."""
-    known = task_ids(candidate, *comparators.values())
+    used = {gate.against for gate in gates.gates}
+    known = task_ids(candidate, *(c for name, c in comparators.items() if name in used))
     gates.check_splits(known)
     sections = [(ALL, known), *((name, set(tasks)) for name, tasks in gates.splits.items())]
+
+    def scope(section: str, tasks: set[str], against: str | None) -> set[str]:
+        """A split's tasks; on all tasks, those the candidate or this comparator has."""
+        return task_ids(candidate, comparators[against]) if section == ALL else tasks
+
     cached: dict[tuple[str, str | None], Comparison] = {(ALL, None): comparison}
 
     def paired(section: str, against: str | None, tasks: set[str]) -> Callable[[], Comparison]:
@@ -719,8 +725,8 @@ def judge(
                 section,
                 comparators[gate.against],
                 candidate,
-                tasks,
-                paired(section, gate.against, tasks),
+                scope(section, tasks, gate.against),
+                paired(section, gate.against, scope(section, tasks, gate.against)),
             )
             for gate in gates.gates
         ]
