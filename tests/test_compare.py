@@ -267,7 +267,7 @@ def test_a_gate_with_an_excluded_task_is_undetermined_even_when_it_would_pass() 
 def test_bad_count_gates_name_the_field(tmp_path: Path, body: str, words: str) -> None:
     path = tmp_path / "gates.toml"
     path.write_text(f'[[gate]]\nname = "g"\n{body}\n')
-    with pytest.raises(ValueError, match=r"gates.toml: gate 1 \(g\): ") as error:
+    with pytest.raises(ValueError, match=r"gates.toml:\d: gate 1 \(g\): ") as error:
         load_gates(path)
     assert words in str(error.value)
 

@@ -156,11 +156,15 @@ class _Entry:
         self.path, self.text, self.index, self.entry = path, text, index, entry
         self.label = f"gate {index} ({entry.get('name', 'unnamed')})"
 
-    def error(self, key: str, problem: str) -> ValueError:
+    def line(self, key: str) -> int | None:
+        """The line of the key, or else of the gate's [[gate]] header."""
         line = key_line(self.text, ("gate",), key, self.index - 1) if key in self.entry else None
-        if line is None:
-            line = key_line(self.text, (), "gate", self.index - 1)
-        return ValueError(f"{_at(self.path, line)} {self.label}: field '{key}': {problem}")
+        return key_line(self.text, (), "gate", self.index - 1) if line is None else line
+
+    def error(self, key: str, problem: str) -> ValueError:
+        return ValueError(
+            f"{_at(self.path, self.line(key))} {self.label}: field '{key}': {problem}"
+        )
 
     def choice(self, key: str, choices: Sequence[str], default: str | None = None) -> str:
         value = self.entry.get(key, default)
@@ -297,7 +301,12 @@ def _one_gate(path: Path, text: str, index: int, entry: dict[str, Any]) -> AnyGa
     for key in ("direction", "per_task", "tolerance", "statistic", "reference_floor"):
         if key in entry:
             raise e.error(key, "belongs to count and metric gates (correctness or metrics)")
-    return parse_gate(path, index, entry, against=e.against())
+    try:
+        return parse_gate(path, index, entry, against=e.against())
+    except ValueError as exc:  # named with the line of its field, or of its [[gate]]
+        text = str(exc)
+        field = next((k for k in entry if f"'{k}'" in text or f"{k} =" in text), "metric")
+        raise ValueError(_at(path, e.line(field)) + text.removeprefix(f"{path}:")) from None
 
 
 def _splits(path: Path, text: str, value: Any) -> tuple[dict[str, list[str]], dict[str, Any]]:
