@@ -483,6 +483,17 @@ def test_compare_prints_each_section_with_its_measure_table_and_missing_values(
     )
     bad = agentbench(tmp_path, paths[0], paths[2], "--gates", "gates.toml")
     assert bad.returncode == 2 and "gates.toml: against 'nope': no arm of that name" in bad.stderr
+    write(tmp_path / "m9.json", configuration({"a": "PPP", "b": "PPP"}, model="m9"))
+    (tmp_path / "gates.toml").write_text(
+        '[[gate]]\ncorrectness = "passes"\ndirection = "higher"\nagainst = "m9.json"\n'
+    )
+    assert agentbench(tmp_path, paths[0], paths[2], "--gates", "gates.toml").returncode == 3
+    bad = agentbench(
+        tmp_path, paths[0], paths[2], "--gates", "gates.toml", "--require-same", "model"
+    )
+    assert bad.returncode == 2
+    assert "gates.toml: against 'm9.json': --require-same: model: base " in bad.stderr
+    assert "candidate 'm9'" not in bad.stderr and "'m9'" in bad.stderr  # the comparator's
 
 
 @pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])

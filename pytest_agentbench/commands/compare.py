@@ -248,22 +248,31 @@ def comparators(gates: Any, base_spec: str, cand_spec: str, base: Any) -> dict[s
     return found
 
 
-def gate_block(args: argparse.Namespace, comparison: Any, base: str, cand: str) -> dict[str, Any]:
-    """Every gate's verdicts (scoring/gates.py), the comparators paired with the candidate
-    like the base is: runs that measure different things are refused (exit 2)."""
-    from pytest_agentbench.scoring.compare import pairing_problems
+def gate_block(
+    args: argparse.Namespace, comparison: Any, base: str, cand: str, require_same: list[str]
+) -> dict[str, Any]:
+    """Every gate's verdicts (scoring/gates.py), each comparator held to the base's rules:
+    runs that measure different things, or differ in a --require-same field, are refused."""
+    from pytest_agentbench.scoring.compare import difference_text, differences, pairing_problems
     from pytest_agentbench.scoring.gates import judge, load_gates_file
 
     gates = load_gates_file(args.gates)
     candidate = pick(cand)
     against = comparators(gates, base, cand, pick(base))
     for name, comparator in against.items():
+        if name is None:
+            continue  # the base: compare() checked it
         problems = pairing_problems(comparator, candidate)
-        if problems and name is not None:
+        if problems:
             raise ValueError(
                 f"{gates.path}: against {name!r} cannot be paired with the candidate; "
                 "differing fields:\n  " + "\n  ".join(problems)
             )
+        found = differences(comparator, candidate)
+        required = [field for field in require_same if field in found]
+        if required:
+            shown = "; ".join(difference_text(field, found[field]) for field in required)
+            raise ValueError(f"{gates.path}: against {name!r}: --require-same: {shown}")
     return judge(gates, candidate, against, comparison)
 
 
@@ -281,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
     seed = COMPARE_SEED if args.seed is None else args.seed
     base, candidate = sides(args)
     comparison = compare(pick(base), pick(candidate), seed=seed, require_same=require_same)
-    block = gate_block(args, comparison, base, candidate) if args.gates else None
+    block = gate_block(args, comparison, base, candidate, require_same) if args.gates else None
     print("\n".join(render(comparison)))
     if block is not None:
         print("\n".join(gates_text(block)))
