@@ -23,10 +23,10 @@ from pytest_agentbench.scoring.compare import (
     Gate,
     compare,
     evaluate_gate,
-    load_gates,
     parse_require_same,
 )
 from pytest_agentbench.scoring.configurations import Configuration
+from pytest_agentbench.scoring.gates import load_gates
 from pytest_agentbench.scoring.stats import COMPARE_SEED, mean_interval, sign_test
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.observation import Observation
@@ -267,7 +267,7 @@ def test_a_gate_with_an_excluded_task_is_undetermined_even_when_it_would_pass() 
 def test_bad_count_gates_name_the_field(tmp_path: Path, body: str, words: str) -> None:
     path = tmp_path / "gates.toml"
     path.write_text(f'[[gate]]\nname = "g"\n{body}\n')
-    with pytest.raises(ValueError, match=r"gates.toml: gate 1 \(g\): ") as error:
+    with pytest.raises(ValueError, match=r"gates.toml:\d: gate 1 \(g\): ") as error:
         load_gates(path)
     assert words in str(error.value)
 
@@ -278,8 +278,9 @@ def test_bad_count_gates_name_the_field(tmp_path: Path, body: str, words: str) -
         (
             '[[gate]]\nmetric = "passes"\nmargin = 0\noutcom = "final_exact"\n',
             ":4: unknown key `outcom` in gate 1 (unnamed) (did you mean `outcome`?); a gate takes "
-            "name, metric, bound, margin, factor, outcome, max_increase, min_increase "
-            "(docs/ci.md, Gates)",
+            "name, metric, bound, margin, factor, outcome, max_increase, min_increase, "
+            "correctness, direction, against, per_task, tolerance, metrics, statistic, "
+            "reference_floor (docs/ci.md, Gates)",
         ),
         (
             '[[gate]]\nmetric = "passes"\nmargin = 0\n\n[[gate]]\nnmae = "x"\n'
@@ -289,7 +290,7 @@ def test_bad_count_gates_name_the_field(tmp_path: Path, body: str, words: str) -
         (
             '[[gate]]\nmetric = "passes"\nmargin = 0\n\n[[gates]]\nmetric = "passes"\n',
             ":5: unknown table `gates` (did you mean `gate`?); a gates file holds [[gate]] "
-            "tables only (docs/ci.md, Gates)",
+            "tables and [splits] only (docs/ci.md, Gates)",
         ),
         (
             'gate = [{metric = "passes", margin = 0, outcom = "final_exact"}]\n',
@@ -441,7 +442,7 @@ def test_console_script_refuses_a_misspelt_table_beside_a_valid_gate(tmp_path: P
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         "agentbench compare: gates.toml:7: unknown table `gte` (did you mean `gate`?); a gates "
-        "file holds [[gate]] tables only (docs/ci.md, Gates)\n"
+        "file holds [[gate]] tables and [splits] only (docs/ci.md, Gates)\n"
     )
 
 

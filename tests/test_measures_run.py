@@ -71,6 +71,8 @@ def test_a_shorter_change_than_the_reference_has_a_ratio_below_one(
     lines = FIGURES["lines"]  # only the default measure was asked
     assert set(measures) == {*lines, *(f"{name}_ratio" for name in lines)}
     assert (measures["lines_added"], measures["lines_added_ratio"]) == (1, 0.5)
+    reference = observations(pytester.path / "run")["notes"]["measure_reference"]
+    assert reference["lines_added"] == 2  # the ratio's denominator, for a gate's floor
 
 
 def test_reports_give_each_configuration_s_medians(pytester: pytest.Pytester) -> None:

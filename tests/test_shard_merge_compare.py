@@ -153,9 +153,9 @@ def test_compare_refuses_runs_that_cannot_be_paired(
 
 
 def test_bad_gate_names_the_file_gate_and_field(tmp_path: Path) -> None:
-    from pytest_agentbench.scoring.compare import load_gates
+    from pytest_agentbench.scoring.gates import load_gates
 
     path = tmp_path / "gates.toml"
     path.write_text('[[gate]]\nname = "tok"\nmetric = "tokens"\nbound = "upper"\nmargin = 1\n')
-    with pytest.raises(ValueError, match=r"gates.toml: gate 1 \(tok\): metric tokens takes"):
+    with pytest.raises(ValueError, match=r"gates.toml:5: gate 1 \(tok\): metric tokens takes"):
         load_gates(path)

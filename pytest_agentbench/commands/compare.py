@@ -38,8 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="compare two arms of one run with arms: BASE names its run directory, e.g. "
         "agentbench compare RUN_DIR --arms vanilla,core",
     )
-    parser.add_argument("--gates", type=Path, help="TOML file of [[gate]] tables")
+    parser.add_argument(
+        "--gates", type=Path, help="TOML file of [[gate]] tables and optional [splits]"
+    )
     parser.add_argument("--json", type=Path, help="also write the comparison as JSON here")
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        help="also write the gates' verdicts as Markdown here (a CI job summary)",
+    )
     parser.add_argument(
         "--seed",
         type=int,
@@ -53,17 +60,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def split_spec(spec: str) -> tuple[Path, str | None]:
+    """SOURCE or SOURCE=NAME; the name itself may hold "=" (mock pass_prob=0.3)."""
+    if not Path(spec).exists():
+        for index in [i for i, char in enumerate(spec) if char == "="]:
+            if Path(spec[:index]).exists():
+                return Path(spec[:index]), spec[index + 1 :]
+    return Path(spec), None
+
+
 def pick(spec: str) -> Any:
     """The single configuration SPEC names: a source, or SOURCE=NAME (name or identity key)."""
     from pytest_agentbench.scoring.configurations import GIVE_SOURCE, load_source, merge
 
-    path, name = Path(spec), None
-    if not path.exists():  # SOURCE=NAME; the name itself may hold "=" (mock pass_prob=0.3)
-        splits = [i for i, char in enumerate(spec) if char == "="]
-        for index in splits:
-            if Path(spec[:index]).exists():
-                path, name = Path(spec[:index]), spec[index + 1 :]
-                break
+    path, name = split_spec(spec)
     if not path.exists():
         raise ValueError(f"{path}: no such run directory or report; {GIVE_SOURCE}")
     configurations = merge(load_source(path))
@@ -213,33 +223,82 @@ def sides(args: argparse.Namespace) -> tuple[str, str]:
     return f"{args.base}={names[0]}", f"{args.base}={names[1]}"
 
 
-VERDICTS = {0: "all pass", 1: "a gate failed", 3: "undetermined"}
+def comparators(gates: Any, base_spec: str, cand_spec: str, base: Any) -> dict[str | None, Any]:
+    """Each `against` of the gates as a configuration: an arm (a configuration) of the
+    candidate's or the base's source, or a run directory or report; None is the base."""
+    found: dict[str | None, Any] = {None: base}
+    for against in gates.against():
+        if against is None:
+            continue
+        tried = []
+        for spec in dict.fromkeys((cand_spec, base_spec)):
+            try:
+                found[against] = pick(f"{split_spec(spec)[0]}={against}")
+                break
+            except ValueError as exc:
+                tried.append(str(exc))
+        else:
+            try:
+                found[against] = pick(against)
+            except ValueError as exc:
+                raise ValueError(
+                    f"{gates.path}: against {against!r}: no arm of that name ({tried[0]}), "
+                    f"nor a run: {exc}"
+                ) from None
+    return found
+
+
+def gate_block(
+    args: argparse.Namespace, comparison: Any, base: str, cand: str, require_same: list[str]
+) -> dict[str, Any]:
+    """Every gate's verdicts (scoring/gates.py), each comparator held to the base's rules:
+    runs that measure different things, or differ in a --require-same field, are refused."""
+    from pytest_agentbench.scoring.compare import difference_text, differences, pairing_problems
+    from pytest_agentbench.scoring.gates import judge, load_gates_file
+
+    gates = load_gates_file(args.gates)
+    candidate = pick(cand)
+    against = comparators(gates, base, cand, pick(base))
+    for name, comparator in against.items():
+        if name is None:
+            continue  # the base: compare() checked it
+        problems = pairing_problems(comparator, candidate)
+        if problems:
+            raise ValueError(
+                f"{gates.path}: against {name!r} cannot be paired with the candidate; "
+                "differing fields:\n  " + "\n  ".join(problems)
+            )
+        found = differences(comparator, candidate)
+        required = [field for field in require_same if field in found]
+        if required:
+            shown = "; ".join(difference_text(field, found[field]) for field in required)
+            raise ValueError(f"{gates.path}: against {name!r}: --require-same: {shown}")
+    return judge(gates, candidate, against, comparison)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_agentbench.scoring.compare import (
-        compare,
-        evaluate_gate,
-        gates_exit_code,
-        load_gates,
-        parse_require_same,
-    )
+    from pytest_agentbench.report.gates import gates_markdown, gates_text
+    from pytest_agentbench.scoring.compare import compare, parse_require_same
+    from pytest_agentbench.scoring.gates import load_gates_file
     from pytest_agentbench.scoring.stats import COMPARE_SEED
 
     require_same = parse_require_same(args.require_same) if args.require_same else []
-    gates = load_gates(args.gates) if args.gates else []
+    if args.gates:
+        load_gates_file(args.gates)  # a bad gates file stops compare before any work
+    elif args.markdown:
+        raise ValueError("--markdown writes the gates' verdicts: give --gates too")
     seed = COMPARE_SEED if args.seed is None else args.seed
     base, candidate = sides(args)
     comparison = compare(pick(base), pick(candidate), seed=seed, require_same=require_same)
+    block = gate_block(args, comparison, base, candidate, require_same) if args.gates else None
     print("\n".join(render(comparison)))
+    if block is not None:
+        print("\n".join(gates_text(block)))
     if args.json:
-        write_output("--json", args.json, json.dumps(comparison.to_json(), indent=1) + "\n")
-    verdicts = []
-    for gate in gates:
-        verdict, text = evaluate_gate(gate, comparison)
-        verdicts.append(verdict)
-        print(f"gate {text}")
-    code = gates_exit_code(verdicts)
-    if gates:
-        print(f"gates: {VERDICTS[code]} (exit {code})")
-    return code
+        document = comparison.to_json()
+        if block is not None:
+            document["gates"] = block
+        write_output("--json", args.json, json.dumps(document, indent=1) + "\n")
+    if args.markdown and block is not None:
+        write_output("--markdown", args.markdown, gates_markdown(block))
+    return 0 if block is None else int(block["exit"])

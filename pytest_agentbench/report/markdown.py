@@ -58,7 +58,7 @@ def _median(stat: dict[str, Any]) -> float | None:
     return stat["median"] if stat.get("known") else None
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+def markdown_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     """A GitHub Markdown table drawn by tabulate; a | inside a cell is escaped."""
     from tabulate import tabulate
 
@@ -76,7 +76,7 @@ def _rollups(rollups: dict[str, Any]) -> list[str]:
         "(linear interpolation), range and count.",
         "",
     ]
-    lines += _table(
+    lines += markdown_table(
         ["family", "value", *ROLLUP_HEADERS[2:-1], "excluded"],
         [
             [
@@ -91,7 +91,7 @@ def _rollups(rollups: dict[str, Any]) -> list[str]:
     lines += ["", "### Excluded from rollups", ""]
     lines += [f"- {e['configuration']}: {e['reason']}" for e in rollups["excluded"]] or ["none"]
     lines += ["", "### Task families (quality, complete configurations)", ""]
-    lines += _table(
+    lines += markdown_table(
         ["by", "family", "tasks", *ROLLUP_HEADERS[2:-1]],
         [
             [row["by"], row["family"], str(row["tasks"]), *rollup_figures(row)]
@@ -109,17 +109,17 @@ def _arms(block: dict[str, Any], medians: bool) -> list[str]:
     lines += [" ".join(arms.NOTES), ""]
     if reused := arms.reused_lines(block):
         lines += [*reused, ""]
-    lines += _table(arms.PAIRED_HEADERS, arms.paired_rows(block))
-    lines += ["", *_table(arms.RATIO_HEADERS, arms.ratio_rows(block))]
+    lines += markdown_table(arms.PAIRED_HEADERS, arms.paired_rows(block))
+    lines += ["", *markdown_table(arms.RATIO_HEADERS, arms.ratio_rows(block))]
     measured = [(f"{p['arm']} - vanilla", p.get("measures")) for p in block["paired"]]
     if any(m for _, m in measured):
         lines += ["", "Code measures: mean per-task difference of the medians (docs/measures.md)"]
-        lines += ["", *_table(PAIRED_MEASURE_HEADERS, paired_measure_rows(measured))]
+        lines += ["", *markdown_table(PAIRED_MEASURE_HEADERS, paired_measure_rows(measured))]
     if medians and any(row.get("measures") for row in block["arms"]):
         named = [(row["arm"], row) for row in block["arms"]]
-        lines += ["", *_table(["arm", *MEASURE_HEADERS[1:]], measure_rows(named))]
+        lines += ["", *markdown_table(["arm", *MEASURE_HEADERS[1:]], measure_rows(named))]
     if block["anchors"]:
-        lines += ["", *_table(arms.ANCHOR_HEADERS, arms.anchor_rows(block))]
+        lines += ["", *markdown_table(arms.ANCHOR_HEADERS, arms.anchor_rows(block))]
     return lines + [f"- {line}" for line in arms.delivery_lines(block)]
 
 
@@ -215,7 +215,7 @@ def render_markdown(document: dict[str, Any]) -> str:
     headers += ["cost USD / success", "output tokens (median)", "wall s (total)", "similarity"]
     if retried:
         headers += ["Pass@<=N", "TTCS s (median, timed of solved)"]
-    lines = ["# agentbench report", "", "## Leaderboard", "", *_table(headers, rows)]
+    lines = ["# agentbench report", "", "## Leaderboard", "", *markdown_table(headers, rows)]
     lines += ["", RANKING_RULE]
     if document.get("arms"):
         lines += _arms(document["arms"], medians=len(reports) == 1)
@@ -232,27 +232,30 @@ def render_markdown(document: dict[str, Any]) -> str:
     lines += ["", "## Families (first exact)", ""]
     if rollups:
         lines += ["Complete configurations only (see Rollups for those left out).", ""]
-    lines += _table(
+    lines += markdown_table(
         ["family", *(n for n, _ in shown)],
         [[f, *(_pct(r.get(f)) for r in rates)] for f in families],
     )
     named = list(zip(names, reports, strict=True))
     if any(r.get("classes") for r in reports):
         lines += ["", "## Classes (first and final exact over solvable tasks)", ""]
-        lines += _table(CLASS_HEADERS, class_rows(named))
+        lines += markdown_table(CLASS_HEADERS, class_rows(named))
     if any(r.get("integrity") for r in reports):
         lines += ["", "## Integrity (no-solution tasks)", ""]
         lines += [f"- {note}" for note in integrity_notes(named)] + [""]
-        lines += _table(INTEGRITY_HEADERS, integrity_rows(named))
+        lines += markdown_table(INTEGRITY_HEADERS, integrity_rows(named))
     if any(r.get("trajectories") for r in reports):
         lines += ["", "## Trajectories (per trial; time in total seconds; costs per solved task)"]
-        lines += ["", *_table(TRAJECTORY_HEADERS, trajectory_rows(named))]
+        lines += ["", *markdown_table(TRAJECTORY_HEADERS, trajectory_rows(named))]
     if any(r.get("measures") for r in reports):
         lines += ["", "## Code measures (medians over scored trials; see docs/measures.md)", ""]
-        lines += _table(MEASURE_HEADERS, measure_rows(named))
+        lines += markdown_table(MEASURE_HEADERS, measure_rows(named))
     judged = document.get("judgements")
     if judged:
-        lines += [*judgements.heading(judged), *_table(judgements.HEADERS, judgements.rows(judged))]
+        lines += [
+            *judgements.heading(judged),
+            *markdown_table(judgements.HEADERS, judgements.rows(judged)),
+        ]
         lines += ["", *(f"- {line}" for line in judgements.notes(judged))]
     lines += ["", "## Tasks", ""]
     lines += [
@@ -274,5 +277,5 @@ def render_markdown(document: dict[str, Any]) -> str:
             else:
                 cells += [consistency_cell(task), task.get("failure_class") or UNKNOWN]
         task_rows.append(cells)
-    lines += _table(["task", *headers], task_rows)
+    lines += markdown_table(["task", *headers], task_rows)
     return "\n".join(lines) + "\n"

@@ -23,7 +23,7 @@ from pytest_agentbench.settings import Settings
 from pytest_agentbench.suites.catalog import iter_catalog
 from pytest_agentbench.tasks.observation import Observation
 from pytest_agentbench.trial.artifacts import CHANGE_FILE
-from pytest_agentbench.trial.measuring import trial_measures
+from pytest_agentbench.trial.measuring import task_reference, trial_measures
 
 
 @dataclass
@@ -63,6 +63,7 @@ def remeasure(
         observation["measures"], observation["measure_notes"] = trial_measures(
             task, change, settings, provider
         )
+        observation["measure_reference"] = task_reference(task, change, settings)
         done.measured.append(directory.name)
     rewrite_observations(run_dir, observations)
     return done

@@ -13,7 +13,6 @@ task class.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from difflib import get_close_matches
@@ -36,7 +35,6 @@ from pytest_agentbench.scoring.stats import (
 )
 from pytest_agentbench.scoring.trajectories import paired_differences
 from pytest_agentbench.settings import Settings
-from pytest_agentbench.tasks.keys import unknown_keys
 from pytest_agentbench.tasks.observation import Observation, Outcome, trial_tokens
 
 RATE_METRICS = ("first_exact", "final_exact", "quality")
@@ -245,7 +243,8 @@ def class_rows(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _sides(config: Configuration, leave_out: set[str]) -> dict[str, TaskSide]:
+def sides_of(config: Configuration, leave_out: set[str]) -> dict[str, TaskSide]:
+    """Each task's scored trials and unknown repeats, but the tasks left out."""
     sides: dict[str, TaskSide] = {
         task_id: TaskSide() for task_id in config.declared if task_id not in leave_out
     }
@@ -337,7 +336,7 @@ def compare(
     unsolvable = no_solution_tasks(base) | no_solution_tasks(candidate)
     result.no_solution = sorted(unsolvable)
     classes = categories(base, candidate)
-    base_sides, cand_sides = _sides(base, unsolvable), _sides(candidate, unsolvable)
+    base_sides, cand_sides = sides_of(base, unsolvable), sides_of(candidate, unsolvable)
     rate_differences: dict[str, list[float]] = {m: [] for m in RATE_METRICS}
     ratios: dict[str, list[float]] = {m: [] for m in RATIO_METRICS}
     pairs: list[tuple[TaskSide, TaskSide]] = []
@@ -418,6 +417,7 @@ class Gate:
     limit: float  # margin for rates and pass counts, factor for ratios, a measure's increase
     outcome: Outcome = "first_exact"  # what a count gate counts
     key: str = "margin"  # the field the limit came from (margin | factor | MEASURE_LIMITS)
+    against: str | None = None  # the comparator: an arm or a run (None: the compared base)
 
 
 def _limit_key(where: str, metric: str, entry: dict[str, Any]) -> str:
@@ -464,12 +464,11 @@ def _metric(where: str, metric: Any) -> str:
     return str(metric)
 
 
-def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
-    label = f"gate {index} ({entry.get('name', 'unnamed')})"
-    where = f"{path}: {label}"
-    unknown = unknown_keys(entry, GATE_KEYS, path, within=("gate",), index=index - 1, label=label)
-    if unknown:  # a misspelt key would load with its default and let the gate pass
-        raise ValueError(f"{unknown}; a gate takes {', '.join(GATE_KEYS)} (docs/ci.md, Gates)")
+def parse_gate(
+    path: Path, index: int, entry: dict[str, Any], *, against: str | None = None
+) -> Gate:
+    """A `metric = ...` gate of a gates file (scoring/gates.py checked its keys)."""
+    where = f"{path}: gate {index} ({entry.get('name', 'unnamed')})"
     metric = _metric(where, entry.get("metric"))
     bound = entry.get("bound", "point")
     if bound not in BOUNDS:
@@ -495,34 +494,8 @@ def _gate(path: Path, index: int, entry: dict[str, Any]) -> Gate:
         )
     if key == "factor" and limit <= 0:
         raise ValueError(f"{where}: field 'factor' must be > 0, got {limit}")
-    return Gate(str(entry.get("name", metric)), metric, bound, float(limit), outcome, key)
-
-
-def load_gates(path: Path) -> list[Gate]:
-    """Gates from TOML; a bad gate is an error naming the file, the gate and the field, and
-    an unknown table or key one naming its line and the nearest known one."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(
-            f"--gates {path}: cannot read it ({exc.strerror}); give a TOML file of [[gate]] "
-            "tables (docs/ci.md, Gates)"
-        ) from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8 text; gates are a TOML file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: invalid TOML: {exc}") from None
-    unknown = unknown_keys(data, ("gate",), path)
-    if unknown:  # a misspelt table beside a valid [[gate]] would be left out unseen
-        raise ValueError(f"{unknown}; a gates file holds [[gate]] tables only (docs/ci.md, Gates)")
-    entries = data.get("gate")
-    if (
-        not isinstance(entries, list)
-        or not entries
-        or not all(isinstance(e, dict) for e in entries)
-    ):
-        raise ValueError(f"{path}: no [[gate]] tables; add at least one gate")
-    return [_gate(path, index, entry) for index, entry in enumerate(entries, start=1)]
+    name = str(entry.get("name", metric))
+    return Gate(name, metric, bound, float(limit), outcome, key, against)
 
 
 def _count_gate(gate: Gate, comparison: Comparison) -> tuple[str, str]:

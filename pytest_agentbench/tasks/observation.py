@@ -159,6 +159,8 @@ class Observation(TypedDict):
     # ratios to the reference's; a figure that does not apply is None.
     measures: NotRequired[dict[str, int | float | None]]
     measure_notes: NotRequired[dict[str, str] | None]  # a measure -> why its figures are null
+    # The task's reference change's figures (the denominators of the ratios); None: none.
+    measure_reference: NotRequired[dict[str, int | None] | None]
     category: NotRequired[str]
     tags: NotRequired[list[str]]
     fixture_hash: NotRequired[str | None]

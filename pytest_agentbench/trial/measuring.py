@@ -49,10 +49,15 @@ def trial_measures(
         figures.update(covered)
         if why is not None:
             notes["coverage"] = why
-    reference = (
-        reference_measures(task, asked, settings.change_limit) if change is not None else None
-    )
-    return with_ratios(figures, reference), notes or None
+    return with_ratios(figures, task_reference(task, change, settings)), notes or None
+
+
+def task_reference(task: Task, change: str | None, settings: Settings) -> Figures | None:
+    """The reference change's figures the ratios divide by (None: no reference, or no change
+    to set beside it); gates read them for a ratio's floor."""
+    if change is None:
+        return None
+    return reference_measures(task, settings.measure, settings.change_limit)
 
 
 def task_coverage(

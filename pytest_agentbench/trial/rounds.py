@@ -41,7 +41,7 @@ from pytest_agentbench.trajectory.paths import PathNormaliser
 from pytest_agentbench.trajectory.raw import Evidence, RawArchive, RoundEvidence
 from pytest_agentbench.trajectory.summary import atif_text, summarise
 from pytest_agentbench.trial.artifacts import scrub, trial_change
-from pytest_agentbench.trial.measuring import trial_measures
+from pytest_agentbench.trial.measuring import task_reference, trial_measures
 
 FEEDBACK_PREAMBLE = (
     "The check of your result failed. Continue working in the current workspace to complete "
@@ -206,6 +206,7 @@ class Trial:
         observation["measures"], observation["measure_notes"] = trial_measures(
             self.task, change, self.settings, self.provider
         )
+        observation["measure_reference"] = task_reference(self.task, change, self.settings)
         failed = results[-1].failed_call if results else None
         if failed and not end.exact and not end.infra and not final_diff:
             observation["failed_call"] = failed
