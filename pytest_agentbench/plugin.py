@@ -188,6 +188,17 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> Any:
     return None
 
 
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
+    """A swebench:FILE source is collected as its instances."""
+    if not parent.config.stash.get(ACTIVE_KEY, False) or file_path.suffix == ".py":
+        return None
+    from pytest_agentbench.plan.collect import InstancesFile, instance_files
+
+    if file_path in instance_files(parent.config):
+        return InstancesFile.from_parent(parent, path=file_path, nodeid=file_path.stem)
+    return None
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Freeze what lives through collection (tasks, items, modules) until the run ends.
 
