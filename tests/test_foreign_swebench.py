@@ -270,3 +270,16 @@ def test_the_agent_sees_the_problem_alone_and_its_change_is_the_diff(
     args = ("--agent=command", f"--agent-cmd={script}", *DOCKER, "--tasks=swebench:tiny.jsonl")
     result = pytester.runpytest_subprocess(*args, "-rA")
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.real
+def test_validate_checks_each_instance_in_its_image(tmp_path: Path) -> None:
+    base = _base_commit()
+    wrong = instance("a__b-2", base_commit=base, patch=(FIXTURE / "wrong.patch").read_text())
+    path = write_instances(tmp_path / "tiny.jsonl", instance(base_commit=base), wrong)
+    argv = ["agentbench", "validate", f"--tasks=swebench:{path}"]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.stdout.splitlines() == [
+        f"a__b-2\t{path}\tthe reference result fails: RESOLVED_NO",
+        "# 2 tasks checked, 1 unsound",
+    ], done.stderr

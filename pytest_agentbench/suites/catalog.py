@@ -39,8 +39,7 @@ def iter_catalog(specs: tuple[str, ...], base: Path) -> Iterator[CatalogEntry]:
     for forced, root in resolve_formatted_sources(specs, base):
         if forced == SWEBENCH:
             for entry in load_instances(root):
-                name = f"{root.stem}/{entry.task_id}"
-                yield CatalogEntry(name, str(root), entry.task, entry.error, SWEBENCH)
+                yield CatalogEntry(entry.task_id, str(root), entry.task, entry.error, SWEBENCH)
             continue
         if is_suite_dir(root):
             for task in suite_tasks(suite_name(root)):
