@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_agentbench.tasks.sources import bring_own_images
-from pytest_agentbench.tasks.swebench import image_name, load_instances
+from pytest_agentbench.tasks.swebench import image_name, load_instances, require_swebench
 
 from conftest import skip_unless_sandbox
 
@@ -128,6 +128,21 @@ def test_an_instance_given_twice_is_named_with_its_first_line(tmp_path: Path) ->
 def test_swebench_sources_spare_the_docker_image(tmp_path: Path) -> None:
     path = write_instances(tmp_path / "i.jsonl", instance())
     assert bring_own_images((f"swebench:{path}",), tmp_path)
+
+
+def test_without_swebench_the_run_says_which_pip_command_to_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    require_swebench(Path("i.jsonl"))  # installed here: nothing to say
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ValueError) as raised:
+        require_swebench(Path("i.jsonl"))
+    assert str(raised.value) == (
+        "--tasks swebench:i.jsonl: SWE-bench instances are graded by the swebench package, which "
+        "is not installed; install it: pip install 'pytest-agentbench[swebench]'"
+    )
 
 
 def test_a_source_that_is_not_a_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -283,3 +298,17 @@ def test_validate_checks_each_instance_in_its_image(tmp_path: Path) -> None:
         f"a__b-2\t{path}\tthe reference result fails: RESOLVED_NO",
         "# 2 tasks checked, 1 unsound",
     ], done.stderr
+
+
+@pytest.mark.parametrize("dist", [(), ("-n", "2")], ids=["n0", "n2"])
+def test_last_failed_reruns_the_failed_instances_of_a_file_outside_the_rootdir(
+    pytester: pytest.Pytester, tmp_path: Path, dist: tuple[str, ...]
+) -> None:
+    path = write_instances(tmp_path / "outside.jsonl", instance("a__b-1"), "{broken")
+    cached = ("-p", "cacheprovider", "--agent=nop", "--sandbox=docker", f"--tasks=swebench:{path}")
+    first = pytester.runpytest_subprocess(*cached, "-k", "line2")
+    first.assert_outcomes(errors=1)
+    again = pytester.runpytest_subprocess(*cached, "--lf", *dist, "-rA")
+    again.assert_outcomes(errors=1)
+    again.stdout.fnmatch_lines(["ERROR outside/line2::r0*"])
+    assert "a__b-1" not in again.stdout.str()

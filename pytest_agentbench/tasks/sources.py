@@ -79,12 +79,6 @@ def resolve_formatted_source(spec: str, base: Path) -> tuple[str | None, Path]:
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
     if forced == SWEBENCH:
-        from pytest_agentbench.tasks.swebench import require_swebench
-
-        try:
-            require_swebench(spec)
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
         return forced, _instances_file(spec, rest, base)
     return forced, _directory(spec, rest, base)
 

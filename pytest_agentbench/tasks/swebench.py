@@ -184,13 +184,13 @@ def instance_fields(spec: ContainerSpec) -> Mapping[str, Any]:
     return spec.instance
 
 
-def require_swebench(spec: str) -> None:
+def require_swebench(path: Path) -> None:
     """A usage problem, before any trial, when the swebench package that grades the instances
-    of the source spec is not installed (looked for, not imported: it is heavy)."""
+    of a swebench:FILE source is not installed (looked for, not imported: it is heavy)."""
     import importlib.util
 
     if importlib.util.find_spec("swebench") is None:
         raise ValueError(
-            f"--tasks {spec}: SWE-bench instances are graded by the swebench package, which is "
-            "not installed; install it: pip install 'pytest-agentbench[swebench]'"
+            f"--tasks swebench:{path}: SWE-bench instances are graded by the swebench package, "
+            "which is not installed; install it: pip install 'pytest-agentbench[swebench]'"
         )
