@@ -312,3 +312,18 @@ def test_last_failed_reruns_the_failed_instances_of_a_file_outside_the_rootdir(
     again.assert_outcomes(errors=1)
     again.stdout.fnmatch_lines(["ERROR outside/line2::r0*"])
     assert "a__b-1" not in again.stdout.str()
+
+
+def test_a_repo_and_version_swebench_has_no_command_for_errors_the_trial(tmp_path: Path) -> None:
+    from pytest_agentbench.grading.swebench import grade_instance
+    from pytest_agentbench.tasks.model import TaskError
+
+    path = write_instances(tmp_path / "i.jsonl", instance(version="0.1"))
+    (loaded,) = load_instances(path)
+    assert loaded.task is not None
+    with pytest.raises(TaskError) as raised:
+        grade_instance(None, loaded.task)  # type: ignore[arg-type]  # refused before any container
+    assert str(raised.value) == (
+        f"{path}:1: swebench knows no test command for repo 'pytest-dev/pytest' version '0.1' "
+        "(its MAP_REPO_VERSION_TO_SPECS); fix repo or version"
+    )

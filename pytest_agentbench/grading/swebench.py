@@ -64,7 +64,14 @@ def grade_instance(sandbox: DockerSandbox, task: Task) -> Grade:
     assert spec is not None and spec.image is not None
     instance = dict(instance_fields(spec))
     grading, make_test_spec = swebench_modules()
-    test_spec = make_test_spec(instance)
+    try:
+        test_spec = make_test_spec(instance)
+    except KeyError:
+        raise TaskError(
+            f"{spec.origin}: swebench knows no test command for repo {instance['repo']!r} "
+            f"version {instance['version']!r} (its MAP_REPO_VERSION_TO_SPECS); fix repo or "
+            "version"
+        ) from None
     provider = sandbox.provider
     timeout = task.verify_timeout or task.timeout
     limits = replace(task_limits(provider, spec), network="none")
