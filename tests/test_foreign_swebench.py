@@ -10,6 +10,7 @@ patch fixes add(); the wrong patch fixes add() and breaks sub().
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 from pathlib import Path
@@ -21,6 +22,11 @@ from pytest_agentbench.tasks.sources import bring_own_images
 from pytest_agentbench.tasks.swebench import image_name, load_instances, require_swebench
 
 from conftest import skip_unless_sandbox
+
+# swebench (and pyarrow below it) imported once, up front: an import first made during a pytester
+# run in this process would be dropped after it, and pyarrow refuses to be imported twice.
+with contextlib.suppress(ImportError):
+    import swebench.harness.grading  # noqa: F401
 
 FIXTURE = Path(__file__).parent / "fixtures" / "swebench"
 IMAGE = "agentbench-swebench-tiny:1"
