@@ -214,6 +214,14 @@ def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
     _add(
         parser,
         group,
+        "--swebench-images",
+        "swebench_images",
+        "name of each SWE-bench instance's image, {id} and {hub_id} filled in (default "
+        "sweb.eval.x86_64.{hub_id}:latest; an instance's image field wins)",
+    )
+    _add(
+        parser,
+        group,
         "--docker-cpus",
         "docker_cpus",
         f"CPUs per docker trial (default {DEFAULT_CPUS})",
@@ -446,6 +454,7 @@ SAVED_AS_IS = frozenset(
     {
         *("agent", "repeats", "tasks", "model", "reasoning", "agent_cmd", "agent_timeout"),
         *("oracle_recoveries", "retry_failures", "json_path", "seed", "sandbox", "docker_image"),
+        "swebench_images",
         *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
         *("max_consecutive_failures", "meter", "faults", "meter_log", "label", "raw_limit"),
         *("trajectories", "concurrency", "measure", "change_limit"),
@@ -618,6 +627,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         seed=parse_int("--agentbench-seed", _value(config, "seed", 0), 0),
         sandbox=sandbox,
         docker_image=docker_image,
+        swebench_images=_swebench_images(config),
         agent_home=agent_home,
         agent_expose=_exposed_paths(config),
         protected=run_places(config),
@@ -814,3 +824,19 @@ def _meter_settings(config: pytest.Config) -> tuple[str, str, Path | None]:
             "--agentbench-meter=off"
         )
     return meter, faults, Path(log_raw) if log_raw else None
+
+
+def _swebench_images(config: pytest.Config) -> str:
+    """--swebench-images, checked: a template whose only fields are {id} and {hub_id}."""
+    from pytest_agentbench.tasks.swebench import DEFAULT_IMAGES, image_name
+
+    template = str(_value(config, "swebench_images", DEFAULT_IMAGES))
+    try:
+        image_name("owner__repo-1", template)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise pytest.UsageError(
+            f"--swebench-images {template!r}: {exc!r} is not a field; write {{id}} (the "
+            "instance id in lower case) or {hub_id} (with __ written _1776_), e.g. "
+            "registry.local/sweb.eval.x86_64.{hub_id}:latest"
+        ) from None
+    return template

@@ -91,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(fixtures, "agentbench-fixtures")
     _validate_agent_name(config, settings.agent)
     provider_for(config, settings)  # an unusable sandbox is a usage error before any trial
+    _require_graders(config)
     arms_file, arms = arms_path(config), None
     if arms_file is not None:
         from pytest_agentbench.plan.arm_trials import configure_arms
@@ -130,6 +131,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         from pytest_agentbench.plan.selection import widen_last_failed
 
         widen_last_failed(config, config.stash[SETTINGS_KEY])
+
+
+def _require_graders(config: pytest.Config) -> None:
+    """SWE-bench sources need the swebench package: its absence is a usage error now."""
+    from pytest_agentbench.plan.collect import instance_files
+
+    files = instance_files(config)
+    if files:
+        from pytest_agentbench.tasks.swebench import require_swebench
+
+        try:
+            for path in sorted(files):
+                require_swebench(path)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def _validate_agent_name(config: pytest.Config, name: str) -> None:
@@ -185,6 +201,17 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> Any:
         return TaskDirectory.from_parent(parent, path=path)
     if is_suite_dir(path):
         return SuiteDirectory.from_parent(parent, path=path)
+    return None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
+    """A swebench:FILE source is collected as its instances."""
+    if not parent.config.stash.get(ACTIVE_KEY, False) or file_path.suffix == ".py":
+        return None
+    from pytest_agentbench.plan.collect import InstancesFile, instance_files
+
+    if file_path in instance_files(parent.config):
+        return InstancesFile.from_parent(parent, path=file_path, nodeid=file_path.stem)
     return None
 
 

@@ -99,6 +99,9 @@ class Settings:
     seed: int = 0
     sandbox: str = "auto"
     docker_image: str | None = None
+    # SWE-bench images by instance: {id} and {hub_id} filled in (tasks/swebench.py); the image
+    # name is part of each instance's fixture hash, so runs on other images never pool.
+    swebench_images: str = "sweb.eval.x86_64.{hub_id}:latest"
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     agent_home: str = "auto"  # where agents' homes live; measures nothing, so no identity
     agent_expose: tuple[str, ...] = ()  # absolute host paths agents see read-only

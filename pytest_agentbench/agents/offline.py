@@ -12,17 +12,20 @@ from pytest_agentbench.tasks.model import TaskError
 def apply_reference(ctx: TrialContext, timeout: float) -> ProcessResult | None:
     """Make the trial's workspace the task's reference result: the expected tree or solution/
     laid over it here, or, for a Harbor task, its solution/solve.sh run in the trial's
-    container (how that process ended is returned)."""
+    container, or a SWE-bench instance's patch applied there (how that process ended is
+    returned)."""
     task, sandbox = ctx.task, ctx.sandbox
     if task.container is None:
         task.apply_reference(sandbox.workspace)
         return None
     from pytest_agentbench.sandbox.docker import DockerSandbox
-    from pytest_agentbench.sandbox.task_image import run_solution
+    from pytest_agentbench.sandbox.task_image import apply_instance_patch, run_solution
 
+    assert isinstance(sandbox, DockerSandbox)  # the only sandbox such tasks get
+    if task.container.instance is not None:
+        return apply_instance_patch(sandbox, task, timeout)
     if task.container.solution is None:
         raise TaskError(f"{task.source}: task {task.id!r} has no solution/solve.sh to run")
-    assert isinstance(sandbox, DockerSandbox)  # the only sandbox such tasks get
     return run_solution(sandbox, task, timeout)
 
 

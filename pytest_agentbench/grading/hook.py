@@ -56,7 +56,11 @@ def _grade_in_container(task: Task, workspace: Path) -> Grade:
     sandbox = sandbox_of(workspace)
     if sandbox is None:
         raise TaskError(
-            f"{task.source}: a Harbor task is graded inside its container; run it with "
-            "--sandbox=docker"
+            f"{task.source}: a Harbor or SWE-bench task is graded inside its container; run it "
+            "with --sandbox=docker"
         )
+    if task.container is not None and task.container.instance is not None:
+        from pytest_agentbench.grading.swebench import grade_instance
+
+        return grade_instance(sandbox, task)
     return grade_in_container(sandbox, task)

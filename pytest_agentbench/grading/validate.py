@@ -133,10 +133,10 @@ def check_task(task: Task, other_process_hash: str | None) -> list[str]:
 
 
 def _container_problems(task: Task) -> list[str]:
-    """A Harbor task, checked in its image: the untouched working directory fails its tests,
-    and solve.sh run there passes them."""
+    """A Harbor task or SWE-bench instance, checked in its image: the untouched working
+    directory fails its tests, and solve.sh (the instance's patch) applied there passes them."""
     from pytest_agentbench.sandbox.docker import DockerSandbox
-    from pytest_agentbench.sandbox.task_image import run_solution
+    from pytest_agentbench.sandbox.task_image import apply_instance_patch, run_solution
 
     assert task.container is not None
     problems = []
@@ -146,19 +146,22 @@ def _container_problems(task: Task) -> list[str]:
             pristine = grade_task(task, sandbox.workspace)
         if pristine.exact:
             problems.append("the pristine workspace passes: the task tests nothing")
-        if task.container.solution is None:
+        instance = task.container.instance is not None
+        if task.container.solution is None and not instance:
             problems.append(
                 "a Harbor task without solution/solve.sh: its reference cannot be checked"
             )
             return problems
         with provider.create(task, f"validate-{task.id}-reference") as sandbox:
             assert isinstance(sandbox, DockerSandbox)  # what a Harbor task always gets
-            solved = run_solution(sandbox, task, task.timeout)
+            apply = apply_instance_patch if instance else run_solution
+            solved = apply(sandbox, task, task.timeout)
             grade = grade_task(task, sandbox.workspace)
     except TaskError as exc:
         return [*problems, str(exc)]
     if solved.exit_code != 0:
-        problems.append(f"the reference result fails: solve.sh exit {solved.exit_code}")
+        what = "git apply of its patch" if instance else "solve.sh"
+        problems.append(f"the reference result fails: {what} exit {solved.exit_code}")
     elif not grade.exact:
         first = grade.verifier_output.splitlines()[:1]
         problems.append(f"the reference result fails: {first[0] if first else _story(grade)}")

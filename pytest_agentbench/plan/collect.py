@@ -221,14 +221,19 @@ def _forced_format(config: pytest.Config, task_dir: Path) -> str | None:
 
 class GeneratedTask(pytest.Collector):
     """One task of a generated suite; its node id reads like a path: <suite>/<task-id>, or
-    <task-id> alone when the suite is a task source outside the rootdir (its node id is empty)."""
+    <task-id> alone when the suite is a task source outside the rootdir (its node id is empty).
+    A SWE-bench instance that does not load is one too, without its task: its items error."""
 
-    def __init__(self, *, task: Task, **kwargs: Any) -> None:
+    def __init__(
+        self, *, task: Task | None, task_id: str = "", error: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.task = task
+        self.task_id = task.id if task is not None else task_id
+        self.error = error
 
     def collect(self) -> Iterator[TaskItem]:
-        yield from make_items(self, self.task, self.task.id, None, generated=True)
+        yield from make_items(self, self.task, self.task_id, self.error, generated=True)
 
 
 class SuiteDirectory(pytest.Directory):
@@ -257,3 +262,59 @@ def suite_tasks(config: pytest.Config, directory: Path) -> list[Task]:
             raise pytest.UsageError(f"{directory}: no plugin provides the suite {name!r}")
         cache[directory] = tasks
     return cache[directory]
+
+
+INSTANCES_KEY = pytest.StashKey[dict[Path, list[Any]]]()
+
+
+def instances(config: pytest.Config, path: Path) -> list[Any]:
+    """The instances of a swebench:FILE source (tasks/swebench.Loaded), read once per process
+    with the run's --swebench-images template."""
+    cache = config.stash.setdefault(INSTANCES_KEY, {})
+    if path not in cache:
+        from pytest_agentbench.tasks.swebench import load_instances
+
+        try:
+            cache[path] = load_instances(path, config.stash[SETTINGS_KEY].swebench_images)
+        except TaskError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return cache[path]
+
+
+class InstancesFile(pytest.File):
+    """A JSONL file of SWE-bench instances: one task per line, named <file stem>/<instance_id>
+    whether or not the file lies below the rootdir, so ids copied from any run select alike."""
+
+    def collect(self) -> Iterator[pytest.Collector]:
+        selection = self.config.stash.get(SELECTION_KEY, None)
+        named = selection.suite_task_ids(self.path) if selection else None
+        for loaded in instances(self.config, self.path):
+            if named is not None and loaded.task_id not in named:
+                continue
+            yield GeneratedTask.from_parent(
+                self,
+                name=loaded.task_id,
+                nodeid=f"{self.path.stem}/{loaded.task_id}",
+                path=self.path,
+                task=loaded.task,
+                task_id=loaded.task_id,
+                error=loaded.error,
+            )
+
+
+INSTANCE_FILES_KEY = pytest.StashKey[frozenset[Path]]()
+
+
+def instance_files(config: pytest.Config) -> frozenset[Path]:
+    """The run's swebench:FILE sources, worked out once a run."""
+    found = config.stash.get(INSTANCE_FILES_KEY, None)
+    if found is None:
+        from pytest_agentbench.tasks.formats import SWEBENCH
+        from pytest_agentbench.tasks.sources import resolve_formatted_sources
+
+        specs = config.stash[SETTINGS_KEY].tasks
+        base = Path(config.invocation_params.dir)
+        sources = resolve_formatted_sources(specs, base) if specs else []
+        found = frozenset(path for forced, path in sources if forced == SWEBENCH)
+        config.stash[INSTANCE_FILES_KEY] = found
+    return found

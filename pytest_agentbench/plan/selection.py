@@ -24,11 +24,17 @@ from pathlib import Path
 import pytest
 
 from pytest_agentbench.plan.arm_trials import run_arms
-from pytest_agentbench.plan.collect import suite_tasks
+from pytest_agentbench.plan.collect import instances, suite_tasks
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.arms import Arm
 from pytest_agentbench.tasks.directory import find_task_dirs, is_task_dir
-from pytest_agentbench.tasks.sources import is_suite_dir, resolve_sources, suite_name
+from pytest_agentbench.tasks.formats import SWEBENCH
+from pytest_agentbench.tasks.sources import (
+    is_suite_dir,
+    resolve_formatted_sources,
+    resolve_sources,
+    suite_name,
+)
 
 # A task: (task directory, None) or (suite directory, generated task id).
 TaskKey = tuple[Path, str | None]
@@ -93,6 +99,9 @@ def widen_last_failed(config: pytest.Config, settings: Settings) -> None:
         strpath = nodeid.split("::")[0]
         if (config.rootpath / strpath).exists():
             continue
+        for source in finder.instance_sources:  # <file stem>/<instance_id>, wherever it is
+            if strpath.startswith(f"{source.stem}/"):
+                kept.update((source, *source.parents))
         for source in finder.sources:
             path = _absolute(source / strpath)
             if is_task_dir(path):
@@ -114,8 +123,22 @@ class _Finder:
     def sources(self) -> list[Path]:
         return resolve_sources(self.settings.tasks, self.base)
 
+    @cached_property
+    def instance_sources(self) -> list[Path]:
+        """The swebench:FILE sources, whose tasks are named <file stem>/<instance_id>."""
+        if not self.settings.tasks:
+            return []
+        sources = resolve_formatted_sources(self.settings.tasks, self.base)
+        return [path for forced, path in sources if forced == SWEBENCH]
+
+    def task_ids(self, source: Path) -> list[str]:
+        """The task ids of a generated suite or of an instances file."""
+        if source.is_file():
+            return [loaded.task_id for loaded in instances(self.config, source)]
+        return [task.id for task in suite_tasks(self.config, source)]
+
     def has_task(self, suite: Path, task_id: str) -> bool:
-        return any(task.id == task_id for task in suite_tasks(self.config, suite))
+        return task_id in self.task_ids(suite)
 
     def task_paths(self, strpath: str) -> list[str]:
         """The directory tasks a mistyped path part may have meant, named as node ids name
@@ -137,6 +160,10 @@ class _Finder:
         given = _absolute(self.base / strpath)
         if given.exists():
             return (given, (given, None)) if is_task_dir(given) else None
+        stem, _, instance_id = Path(strpath).as_posix().partition("/")
+        for source in self.instance_sources:
+            if instance_id and source.stem == stem:
+                return source, (source, instance_id)
         suite = next((p for p in given.parents if p.exists()), None)
         if suite is not None and is_suite_dir(suite):  # <suite>/<task-id>, any task id:
             return suite, (suite, given.relative_to(suite).as_posix())  # a missing one is named
@@ -190,10 +217,12 @@ def select_trials(config: pytest.Config, settings: Settings) -> tuple[list[str],
         anchor, (path, task_id) = located
         trial = _trial_name(arg, parts, run_arms(config))
         if task_id is not None and not finder.has_task(path, task_id):
-            known = [task.id for task in suite_tasks(config, path)]
+            known = finder.task_ids(path)
+            what = (
+                f"the file {path}" if path.is_file() else f"the suite {suite_name(path)!r} ({path})"
+            )
             raise pytest.UsageError(
-                f"{arg}: the suite {suite_name(path)!r} ({path}) has no task {task_id!r}"
-                + closest(task_id, known)
+                f"{arg}: {what} has no task {task_id!r}" + closest(task_id, known)
             )
         selection.add(anchor, (path, task_id), trial)
         if str(anchor) not in rewritten:

@@ -140,6 +140,13 @@ def _prepare(spec: ContainerSpec, client: Any) -> BuiltImage:
     tag = spec.image or f"{IMAGE_REPOSITORY}:env-{spec.context_hash[:24]}"
     config = _image_config(client, tag)
     if config is None:
+        if spec.instance is not None:
+            raise TaskError(
+                f"{spec.origin}: the instance's image {tag!r} is not on the Docker engine; pull "
+                "or build it first (swebench's prepare_images), give the line an `image` field, "
+                "or name your registry's images with --swebench-images (no registry is asked "
+                "during a run)"
+            )
         if spec.image is not None:
             raise TaskError(
                 f"{spec.context.parent / 'task.toml'}: docker_image {tag!r} is not on the Docker "
@@ -147,7 +154,7 @@ def _prepare(spec: ContainerSpec, client: Any) -> BuiltImage:
             )
         _build(client, spec, tag, dockerfile)
         config = _image_config(client, tag) or {}
-    workdir = config.get("WorkingDir") or ""
+    workdir = spec.workdir or config.get("WorkingDir") or ""
     if workdir in ("", "/"):
         where = dockerfile if spec.image is None else spec.context.parent / "task.toml"
         raise TaskError(
@@ -438,6 +445,25 @@ def run_solution(sandbox: DockerSandbox, task: Task, timeout: float) -> ProcessR
     sandbox.put({SOLUTION_DIR: spec.solution})
     env = {"HOME": sandbox.inner_home, **host_values(spec, spec.solution_env, "solution")}
     return sandbox.run(["bash", spec.solve_script], env=env, timeout=timeout)
+
+
+PATCH_DIR = "/tmp/agentbench-oracle"
+
+
+def apply_instance_patch(sandbox: DockerSandbox, task: Task, timeout: float) -> ProcessResult:
+    """The oracle's round on a SWE-bench instance: its reference `patch` applied with git in
+    the repository, as the agent would change it."""
+    spec = task.container
+    assert spec is not None and spec.instance is not None
+    assert isinstance(sandbox, ImageSandbox)
+    scratch = Path(tempfile.mkdtemp(prefix="agentbench-oracle-", dir=owned_dir()))
+    try:
+        (scratch / "patch.diff").write_text(str(spec.instance["patch"]), encoding="utf-8")
+        sandbox.put({PATCH_DIR: scratch})
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    argv = ["git", "-c", "safe.directory=*", "apply", "--verbose", f"{PATCH_DIR}/patch.diff"]
+    return sandbox.run(argv, env={"HOME": sandbox.inner_home}, timeout=timeout)
 
 
 def host_values(spec: ContainerSpec, env: Mapping[str, str], section: str) -> dict[str, str]:

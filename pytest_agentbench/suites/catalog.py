@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_agentbench.tasks.directory import find_task_dirs
-from pytest_agentbench.tasks.formats import NATIVE, detect_format, load_task_dir
+from pytest_agentbench.tasks.formats import NATIVE, SWEBENCH, detect_format, load_task_dir
 from pytest_agentbench.tasks.model import Task, TaskError
 from pytest_agentbench.tasks.sources import is_suite_dir, resolve_formatted_sources, suite_name
+from pytest_agentbench.tasks.swebench import load_instances
 
 
 @dataclass
@@ -36,6 +37,10 @@ def suite_tasks(name: str) -> list[Task]:
 def iter_catalog(specs: tuple[str, ...], base: Path) -> Iterator[CatalogEntry]:
     """Every task the given --tasks values (or the bundled defaults) select, in sorted order."""
     for forced, root in resolve_formatted_sources(specs, base):
+        if forced == SWEBENCH:
+            for entry in load_instances(root):
+                yield CatalogEntry(entry.task_id, str(root), entry.task, entry.error, SWEBENCH)
+            continue
         if is_suite_dir(root):
             for task in suite_tasks(suite_name(root)):
                 yield CatalogEntry(task.id, str(root), task)

@@ -3,7 +3,8 @@
 Every format keeps a task in a directory holding a task.toml. A directory that loads as this
 project's own format is one; else the file it holds names its format (verify.py:
 rerun-bench, verify.sh: Reasonix e2ebench, instruction.md: Harbor / Terminal-Bench 2).
-A ``FORMAT:`` prefix on a --tasks value forces one format for every task below that source.
+A ``FORMAT:`` prefix on a --tasks value forces one format for every task below that source;
+``swebench:FILE`` names a JSONL file of SWE-bench instances, each line a task.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ NATIVE = "agentbench"
 RERUN = "rerun"
 REASONIX = "reasonix"
 HARBOR = "harbor"
-FORMAT_NAMES = (NATIVE, RERUN, REASONIX, HARBOR)
+SWEBENCH = "swebench"  # a JSONL file of instances, not a directory (tasks/swebench.py)
+FORMAT_NAMES = (NATIVE, RERUN, REASONIX, HARBOR, SWEBENCH)
 # A source spec's format prefix: a lowercase word and a colon ("rerun:tasks"); a path that
 # itself holds a colon is written ./PATH.
 _PREFIX = re.compile(r"([a-z][a-z0-9-]*):(.*)\Z", re.DOTALL)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pytest_agentbench.tasks import files
 from pytest_agentbench.tasks.hashing import fixture_hash
@@ -179,6 +179,10 @@ class ContainerSpec:
     content_hash: str = ""  # of the whole task directory: its fixture hash
     agent_user: str = ""  # who runs the agent and solve.sh ("": the image's USER)
     verifier_user: str = ""  # who runs the tests ("": the image's USER)
+    workdir: str = ""  # the workspace in the image ("": its WORKDIR)
+    origin: str = ""  # where the task was given, for messages ("": its task.toml)
+    # A SWE-bench instance's official fields (tasks/swebench.py), graded by the swebench package
+    instance: Mapping[str, Any] | None = None
 
 
 class LazyText:

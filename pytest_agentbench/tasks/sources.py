@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from pytest_agentbench.tasks.directory import find_task_dirs
-from pytest_agentbench.tasks.formats import HARBOR, check_format, detect_format, split_format
+from pytest_agentbench.tasks.formats import (
+    HARBOR,
+    SWEBENCH,
+    check_format,
+    detect_format,
+    split_format,
+)
 
 BUILTIN_PREFIX = "builtin:"
 SUITE_MARKER = "agentbench-suite.toml"
@@ -71,7 +78,26 @@ def resolve_formatted_source(spec: str, base: Path) -> tuple[str | None, Path]:
             check_format(forced, spec)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if forced == SWEBENCH:
+        return forced, _instances_file(spec, rest, base)
     return forced, _directory(spec, rest, base)
+
+
+def _instances_file(spec: str, rest: str, base: Path) -> Path:
+    path = Path(rest)
+    if not path.is_absolute():
+        path = base / path
+    if not path.is_file():
+        raise pytest.UsageError(
+            f"--tasks {spec}: {path} is not a file (give a JSONL file of SWE-bench instances, "
+            "one JSON object a line)"
+        )
+    return Path(os.path.abspath(path))
+
+
+def is_instances_file(path: Path, sources: list[tuple[str | None, Path]]) -> bool:
+    """Whether path is a swebench:FILE source of this run."""
+    return any(forced == SWEBENCH and root == path for forced, root in sources)
 
 
 def _directory(spec: str, rest: str, base: Path) -> Path:
@@ -105,11 +131,14 @@ def resolve_formatted_sources(specs: tuple[str, ...], base: Path) -> list[tuple[
 
 
 def bring_own_images(specs: tuple[str, ...], base: Path) -> bool:
-    """Whether every task of the sources runs in an image it builds itself (Harbor), so that
+    """Whether every task of the sources runs in an image of its own (Harbor builds its own,
+    a SWE-bench instance names its evaluation image), so that
     --sandbox=docker needs no --docker-image; False for no sources (the bundled suite)."""
     if not specs:
         return False
     for forced, root in resolve_formatted_sources(specs, base):
+        if forced == SWEBENCH:
+            continue
         if forced not in (None, HARBOR):
             return False
         found = find_task_dirs(root)
