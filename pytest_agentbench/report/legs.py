@@ -28,9 +28,11 @@ def legs_lines(block: Mapping[str, Any]) -> list[str]:
     rows = [
         [
             str(row["leg"]),
-            "/".join(row["prompts"]),
+            "/".join(row["prompts"]) or "-",
             str(row["trials"]),
-            f"{row['exact']} ({100 * (row['exact_rate'] or 0):.0f}%)",
+            "-"
+            if row["exact_rate"] is None
+            else f"{row['exact']} ({100 * row['exact_rate']:.0f}%)",
             _mean(row["tokens"]),
             _mean(row["requests"], 1),
             _mean(row["wall_s"], 1),

@@ -48,7 +48,7 @@ def legs_block(observations: Sequence[Observation]) -> dict[str, Any] | None:
     trials = [legs for o in observations if o["status"] == SCORED if (legs := last_attempt_legs(o))]
     if not trials:
         return None
-    count = max(legs[-1]["leg"] for legs in trials)
+    count = max(max(legs[-1]["leg"], legs[-1]["planned"]) for legs in trials)
     rows = []
     for number in range(1, count + 1):
         reached = [leg for legs in trials for leg in legs if leg["leg"] == number]
@@ -67,7 +67,7 @@ def legs_block(observations: Sequence[Observation]) -> dict[str, Any] | None:
         )
     # Exact after some leg but not after the trial's last: a later leg undid the work.
     regressed = sum(1 for legs in trials if not legs[-1]["exact"] and any_exact(legs))
-    whole = [legs for legs in trials if legs[-1]["leg"] == count]  # reached the last leg
+    whole = [legs for legs in trials if legs[-1]["leg"] == legs[-1]["planned"]]  # ran every leg
     return {
         "trials": len(trials),
         "legs": rows,

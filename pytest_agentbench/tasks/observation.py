@@ -82,6 +82,7 @@ class LegRecord(TypedDict):
 
     attempt: int
     leg: int  # 1-based
+    planned: int  # the trial's legs: a failed leg ends the trial before the last
     prompt: str
     step_limit: int | None
     exit_code: int | None

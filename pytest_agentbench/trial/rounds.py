@@ -355,6 +355,7 @@ class Trial:
         return {
             "attempt": attempt,
             "leg": leg,
+            "planned": self.plan.legs,
             "prompt": self.plan.prompt_kind(leg),
             "step_limit": ctx.step_limit(leg - 1),
             "exit_code": result.exit_code,
