@@ -46,7 +46,8 @@ letter = {"1": "a", "2": "b", "3": "c"}.get(leg)
 if letter:
     with open("out.txt", "a") as handle:
         handle.write(letter + "\\n")
-json.dump({"input": 100 * int(leg or 9), "output": 10}, open(os.environ["AGENTBENCH_USAGE_FILE"], "w"))
+usage = {"input": 100 * int(leg or 9), "output": 10}
+json.dump(usage, open(os.environ["AGENTBENCH_USAGE_FILE"], "w"))
 sys.exit(int(os.environ.get("FAIL_LEG") == leg))
 """
 
