@@ -26,7 +26,7 @@ def header_lines(config: pytest.Config) -> list[str]:
         f"agentbench: agent {agent}, model {settings.model or 'default'}, "
         f"reasoning {settings.reasoning or 'default'}, sandbox {provider.kind}, "
         f"repeats {settings.repeats}, oracle recoveries {settings.oracle_recoveries}, "
-        f"retry failures {settings.retry_failures}, seed {settings.seed}",
+        f"retry failures {settings.retry_failures}, seed {settings.seed}" + segments_text(settings),
         *warning_lines(config),
         *untested_version_lines(settings, info),
     ]
@@ -59,3 +59,11 @@ def concurrency_lines(config: pytest.Config, settings: Settings) -> list[str]:
     if bound is not None:
         line += f" (--agentbench-concurrency {settings.concurrency}, bounded by {bound})"
     return [line]
+
+
+def segments_text(settings: Settings) -> str:
+    """', segments N (steered legs 2, 3)' for a segmented run; empty for one leg."""
+    if settings.segments == 1:
+        return ""
+    steered = ", ".join(str(leg) for leg, _ in settings.steers)
+    return f", segments {settings.segments}" + (f" (steered legs {steered})" if steered else "")

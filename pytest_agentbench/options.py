@@ -25,6 +25,7 @@ from pytest_agentbench.settings import (
     parse_memory,
     parse_positive_float,
 )
+from pytest_agentbench.tasks.segments import SEGMENTS_OPTION, STEER_OPTION, parse_steer
 from pytest_agentbench.tasks.sources import BUILTIN_PREFIX, builtin_source
 
 GROUP = "agentbench"
@@ -111,6 +112,24 @@ def add_options(parser: pytest.Parser) -> None:
         "retry_failures",
         "after a failed trial, up to N fresh attempts (not combinable with recoveries)",
     )
+    _add(
+        parser,
+        group,
+        SEGMENTS_OPTION,
+        "segments",
+        "run each trial as N legs of one agent session in the same workspace: leg 1 gets the "
+        "task, later legs a bare continuation; the step budget is divided (default 1)",
+    )
+    group.addoption(
+        STEER_OPTION,
+        dest="steer",
+        action="append",
+        default=None,
+        metavar="TEXT@LEG",
+        help="give leg LEG (2..N of --agentbench-segments) this user turn instead of the "
+        "continuation (repeatable)",
+    )
+    parser.addini("agentbench_steer", type="linelist", help=f"default {STEER_OPTION} entries")
     _add(parser, group, "--agentbench-json", "json_path", "write the JSON report to this path")
     _add(parser, group, "--agentbench-seed", "seed", "run seed for seeded agents and bootstrap")
     _add(
@@ -457,7 +476,7 @@ SAVED_AS_IS = frozenset(
         "swebench_images",
         *("agent_home", "agent_expose", "keep", "budget_usd", "budget_tokens", "retry_infra"),
         *("max_consecutive_failures", "meter", "faults", "meter_log", "label", "raw_limit"),
-        *("trajectories", "concurrency", "measure", "change_limit"),
+        *("trajectories", "concurrency", "measure", "change_limit", "segments"),
     }
 )
 """Options whose values run.json's settings keep under the option's own name."""
@@ -469,7 +488,7 @@ LIMIT_OPTIONS = {
     "sandbox_disk": "disk",
 }
 """Options whose values run.json keeps in its settings' sandbox_limits."""
-RECORDED = SAVED_AS_IS | LIMIT_OPTIONS.keys() | {"agent_opt", "arms"}
+RECORDED = SAVED_AS_IS | LIMIT_OPTIONS.keys() | {"agent_opt", "arms", "steer"}
 
 
 def _recorded_options(run: dict[str, Any]) -> dict[str, Any]:
@@ -482,6 +501,7 @@ def _recorded_options(run: dict[str, Any]) -> dict[str, Any]:
         **{dest: limits.get(key) for dest, key in LIMIT_OPTIONS.items()},
         "agent_opt": [f"{key}={value}" for key, value in (saved.get("agent_opts") or {}).items()],
         "arms": run.get("arms_file"),
+        "steer": [f"{text}@{leg}" for leg, text in saved.get("steers") or []],
     }
     return {dest: value for dest, value in options.items() if value not in (None, "", [])}
 
@@ -583,6 +603,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             "--oracle-recoveries and --retry-failures cannot be combined: recoveries continue "
             "the same session, retries start fresh trials; choose one"
         )
+    segments = parse_int(SEGMENTS_OPTION, _value(config, "segments", 1), 1)
     timeout_raw = _value(config, "agent_timeout", None)
     sandbox = str(_value(config, "sandbox", "auto"))
     if sandbox not in SANDBOX_CHOICES:
@@ -623,6 +644,8 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         agent_timeout=parse_positive_float("--agent-timeout", timeout_raw) if timeout_raw else None,
         oracle_recoveries=recoveries,
         retry_failures=retries,
+        segments=segments,
+        steers=parse_steers(_value(config, "steer", None) or [], segments),
         json_path=Path(json_raw) if json_raw else None,
         seed=parse_int("--agentbench-seed", _value(config, "seed", 0), 0),
         sandbox=sandbox,
@@ -663,6 +686,23 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
             "--agentbench-change-limit", str(_value(config, "change_limit", "1M"))
         ),
     )
+
+
+def parse_steers(raw: list[str], segments: int) -> tuple[tuple[int, str], ...]:
+    """--agentbench-steer entries as (leg, text), sorted by leg; one steer a leg."""
+    steers: dict[int, str] = {}
+    for entry in raw:
+        try:
+            leg, text = parse_steer(str(entry), segments)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if leg in steers:
+            raise pytest.UsageError(
+                f"{STEER_OPTION} {entry!r}: leg {leg} is steered twice; give each leg one "
+                "user turn (join the texts)"
+            )
+        steers[leg] = text
+    return tuple(sorted(steers.items()))
 
 
 def parse_measures(raw: Any) -> tuple[str, ...]:

@@ -95,6 +95,10 @@ class Settings:
     agent_timeout: float | None = None
     oracle_recoveries: int = 0
     retry_failures: int = 0
+    # Legs of one session per trial (tasks/segments.py) and the steers some legs get instead
+    # of the continuation: (leg, text), legs 2..segments.
+    segments: int = 1
+    steers: tuple[tuple[int, str], ...] = ()
     json_path: Path | None = None
     seed: int = 0
     sandbox: str = "auto"
@@ -147,6 +151,9 @@ class Settings:
             "agent_timeout": self.agent_timeout,
             "oracle_recoveries": self.oracle_recoveries,
             "retry_failures": self.retry_failures,
+            # Only a segmented run says so: an unsegmented one pools with runs made before.
+            **({"segments": self.segments} if self.segments != 1 else {}),
+            **({"steers": [list(steer) for steer in self.steers]} if self.steers else {}),
             "sandbox": self.sandbox,
             "harness_version": __version__,
             **({"faults": self.faults} if self.faults else {}),

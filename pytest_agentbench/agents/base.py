@@ -16,6 +16,7 @@ from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.arms import Arm
 from pytest_agentbench.tasks.model import Task
+from pytest_agentbench.tasks.segments import LegPlan
 
 
 @dataclass
@@ -81,6 +82,11 @@ class TrialContext:
     seed: int
     settings: Settings
     arm: Arm | None = None  # the arm the trial runs in, with --arms: what it receives
+    plan: LegPlan = field(default_factory=LegPlan)  # its legs: session turns 0..legs-1
+
+    def step_limit(self, turn: int) -> int | None:
+        """The step cap of session turn `turn`: a leg's share of max_steps, else max_steps."""
+        return self.plan.step_limit(turn, self.task.max_steps)
 
 
 def meter_asked(settings: Settings) -> str | None:
@@ -100,7 +106,8 @@ class AgentSession(ABC):
 
     @abstractmethod
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
-        """Run one round: round 0 gets the task prompt, later rounds verifier feedback."""
+        """Run one session turn: the legs (ctx.plan; one unless segmented) get the task and
+        then continuations, later rounds verifier feedback; every turn after 0 resumes."""
 
     def close(self) -> None:  # noqa: B027 - most sessions hold nothing
         """Release anything the session holds (processes are already gone)."""

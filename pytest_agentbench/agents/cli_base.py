@@ -18,7 +18,7 @@ import tempfile
 import threading
 from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -185,7 +185,7 @@ class CliTrial:
     host_home: Path
     inner_home: str
     wire_url: str | None = None  # base_url, or the metered trial's own route through the meter
-    step_limit: int | None = None  # the task's max_steps, for CLIs that take one
+    step_limit: int | None = None  # the round's step cap (max_steps, a leg's share of it)
 
     def host(self, rel: str) -> Path:
         return self.host_home / rel
@@ -466,7 +466,7 @@ def events_argv(
 
 
 class CliSession(AgentSession):
-    """One trial's conversation: round 0 starts it, recovery rounds resume it."""
+    """One trial's conversation: turn 0 starts it, later legs and recovery rounds resume it."""
 
     def __init__(self, agent: CliAgent, ctx: TrialContext) -> None:
         self.agent = agent
@@ -487,9 +487,7 @@ class CliSession(AgentSession):
             self.meter_token, wire_url = self.meter.open_trial(
                 upstream, agent.settings.faults, bodies=self.wire_dir / "wire.jsonl"
             )
-        self.trial = CliTrial(
-            ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, ctx.task.max_steps
-        )
+        self.trial = CliTrial(ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, ctx.step_limit(0))
         agent.prepare(self.trial)
         if ctx.arm is not None:
             agent.deliver(ctx.arm, self.trial.host_home)
@@ -512,6 +510,10 @@ class CliSession(AgentSession):
 
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
         agent = self.agent
+        limit = self.ctx.step_limit(round_index)  # a leg's share of the task's step budget
+        if limit != self.trial.step_limit:
+            self.trial = replace(self.trial, step_limit=limit)
+            agent.prepare(self.trial)  # a step cap in a config file (opencode) is rewritten
         events_name = f"events-{round_index}.jsonl"
         resume = self.session_id if round_index > 0 else None
         argv = events_argv(

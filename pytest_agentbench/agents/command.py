@@ -198,7 +198,10 @@ class CommandSession(AgentSession):
             AGENTBENCH_REPORT_FILE=f"{sandbox.inner_home}/report-{round_index}.txt",
             AGENTBENCH_TRAJECTORY_FILE=f"{sandbox.inner_home}/trajectory-{round_index}.json",
         )
-        if round_index:
+        leg = self.ctx.plan.leg_of(round_index)
+        if leg is not None:
+            env["AGENTBENCH_LEG"] = str(leg)
+        else:
             env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
         if self.agent.python_path:  # `python -m NAME` finds NAME where pytest was started
             given = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []

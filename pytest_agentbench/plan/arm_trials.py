@@ -53,8 +53,8 @@ def refuse_other_arms(
     if changed:
         raise pytest.UsageError(
             f"--agentbench-resume {where}: arm {', '.join(changed)} delivers other bytes than "
-            "the recorded run's (its guidance, skills or prefix changed); resume with the "
-            "arms file it ran with, or start a new run"
+            "the recorded run's (its guidance, skills, prefix or segments changed); resume "
+            "with the arms file it ran with, or start a new run"
         )
 
 

@@ -71,8 +71,8 @@ def plan_lines(config: pytest.Config, nodeids: Iterable[str]) -> list[str]:
 
 
 def most_rounds(settings: Settings, trials: int) -> int:
-    """The agent rounds the trials cost at most: every recovery and retry taken."""
-    return trials * (1 + settings.oracle_recoveries) * (1 + settings.retry_failures)
+    """The agent rounds the trials cost at most: every leg, recovery and retry taken."""
+    return trials * (settings.segments + settings.oracle_recoveries) * (1 + settings.retry_failures)
 
 
 def plan_line(settings: Settings, tasks: int, trials: int) -> str:

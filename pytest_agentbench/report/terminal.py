@@ -277,6 +277,10 @@ def render(
         # One line, shown only where the budget has room for it: the reports have them all.
         line = measure_line(report["measures"])
         sections.append(Section(head=[], rows=["", line], ranked=[1, 0], more=lambda h, s: []))
+    if report.get("legs"):
+        from pytest_agentbench.report.legs import legs_lines
+
+        sections.append(Section(head=["", *legs_lines(report["legs"])]))
     if report.get("metering"):
         from pytest_agentbench.report.metering import metering_lines
 

@@ -16,6 +16,8 @@ from pytest_agentbench.scoring.attempts import (
     task_class,
     trial_class,
 )
+
+from pytest_agentbench.scoring.legs import legs_block
 from pytest_agentbench.scoring.measures import measure_block
 from pytest_agentbench.scoring.metrics import classes, integrity, outcome_counts, summarize
 from pytest_agentbench.scoring.trajectories import check_counts, trajectory_block
@@ -137,7 +139,10 @@ def build_report(
     evidence = quarantine(ordered)
     run["quarantined"] = evidence["quarantined"]
     run["quarantine"] = evidence
-    return {
+    if settings.segments != 1 or settings.steers:
+        run["segments"] = settings.segments
+        run["steers"] = [list(steer) for steer in settings.steers]
+    report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "run": run,
         "summary": summary,
@@ -152,6 +157,10 @@ def build_report(
         ],
         "observations": ordered,
     }
+    legs = legs_block(solvable)
+    if legs is not None:  # only a run whose trials ran in legs has the block
+        report["legs"] = legs
+    return report
 
 
 def no_solution_tasks(

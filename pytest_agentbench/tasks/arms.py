@@ -1,7 +1,8 @@
 """The arms file: vanilla and named treatments, each a set of bytes delivered to the agent.
 
 An arm is what a trial receives besides the task: guidance (the CLI's user-level instruction
-file), skills (directories in its user-level skills folder) and a prompt prefix. The file is
+file), skills (directories in its user-level skills folder), a prompt prefix, and the legs its
+session runs in (segments, tasks/segments.py). The file is
 validated whole before any trial; every error names the file, the arm, the key and the fix
 (an unknown key its line too, and the key meant).
 """
@@ -20,7 +21,7 @@ from pytest_agentbench.tasks.keys import unknown_keys
 
 VANILLA = "vanilla"
 GUIDANCE_LIMIT = 32_768  # bytes, all guidance files of an arm together
-KEYS = ("guidance", "skills", "prompt_prefix")
+KEYS = ("guidance", "skills", "prompt_prefix", "segments")
 TASK_PREFIXES = ("seed_wrong", "seed_correct")  # prompt_prefix = "task:FIELD"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 _SKILL_KEYS = ("name", "description")
@@ -61,6 +62,7 @@ class Arm:
     guidance: str | None = None
     skills: tuple[Skill, ...] = ()
     prompt_prefix: str | None = None  # text, or "task:seed_wrong" / "task:seed_correct"
+    segments: int | None = None  # legs of one session per trial; None: the task's or the run's
 
     @property
     def is_vanilla(self) -> bool:
@@ -87,7 +89,8 @@ class Arm:
     @property
     def identity(self) -> str:
         """A hash of every byte the arm delivers (guidance, each skill file's path, mode and
-        bytes, the prefix or its task: marker), so two arms with the same bytes are equal."""
+        bytes, the prefix or its task: marker, the legs), so two arms with the same bytes are
+        equal."""
         digest = hashlib.sha256()
 
         def part(tag: bytes, data: bytes) -> None:
@@ -102,14 +105,17 @@ class Arm:
                 part(b"d", f.data)
         if self.prompt_prefix is not None:
             part(b"x", self.prompt_prefix.encode())
+        if self.segments is not None:
+            part(b"s", str(self.segments).encode())
         return digest.hexdigest()[:16]
 
-    def configuration_fields(self) -> dict[str, str]:
+    def configuration_fields(self) -> dict[str, str | int]:
         """What the arm adds to a configuration's identity: nothing for vanilla, so that a
         vanilla arm pools with a plain run of the same settings."""
         if self.is_vanilla:
             return {}
-        return {"arm": self.name, "arm_identity": self.identity}
+        legs = {"segments": self.segments} if self.segments is not None else {}
+        return {"arm": self.name, "arm_identity": self.identity, **legs}
 
 
 def _fail(path: Path, arm: str | None, key: str | None, problem: str, fix: str) -> ArmsError:
@@ -281,6 +287,18 @@ def _prefix(path: Path, arm: str, value: Any) -> str:
     return value
 
 
+def _segments(path: Path, arm: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise _fail(
+            path,
+            arm,
+            "segments",
+            f"must be a whole number of legs >= 1, got {value!r}",
+            "write segments = 3 (1: one unbroken session)",
+        )
+    return value
+
+
 def _arm(path: Path, name: str, body: Any) -> Arm:
     if not _NAME.fullmatch(name):
         raise _fail(
@@ -306,6 +324,7 @@ def _arm(path: Path, name: str, body: Any) -> Arm:
         prompt_prefix=_prefix(path, name, body["prompt_prefix"])
         if "prompt_prefix" in body
         else None,
+        segments=_segments(path, name, body["segments"]) if "segments" in body else None,
     )
 
 

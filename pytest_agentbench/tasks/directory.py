@@ -26,6 +26,7 @@ KNOWN_KEYS = {
     "test_command",
     "protected",
     "test_paths",
+    "segments",
 }
 KNOWN_ENTRIES = {TASK_FILE, "workspace", "expected", "verify", "solution", "cheats", "README.md"}
 CHEATS = "cheats"
@@ -130,6 +131,7 @@ def load_directory_task(task_dir: Path) -> Task:
     test_command = test_command_field(data, toml_path)
     protected = workspace_globs(data, "protected", toml_path) or ()
     test_paths = workspace_globs(data, "test_paths", toml_path)
+    segments = segments_field(data, toml_path)
 
     # One listing of the task directory answers every "is there a ..." below.
     with os.scandir(task_dir) as listing:
@@ -184,6 +186,7 @@ def load_directory_task(task_dir: Path) -> Task:
         test_command=test_command,
         protected=protected,
         test_paths=test_paths,
+        segments=segments,
     )
     return task
 
@@ -199,6 +202,18 @@ def test_command_field(data: dict[str, Any], toml_path: Path) -> str | None:
             "task's own tests in its workspace, or remove the field"
         )
     return command.strip()
+
+
+def segments_field(data: dict[str, Any], toml_path: Path) -> int | None:
+    """data["segments"]: the legs of one session the task's trials run in; None when absent."""
+    if "segments" not in data:
+        return None
+    legs: int = field(data, "segments", int, toml_path, "a whole number of legs >= 1")
+    if legs < 1:
+        raise TaskError(
+            f"{toml_path}: field 'segments' must be >= 1, got {legs} (1: one unbroken session)"
+        )
+    return legs
 
 
 def workspace_globs(data: dict[str, Any], key: str, toml_path: Path) -> tuple[str, ...] | None:

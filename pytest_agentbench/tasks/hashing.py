@@ -30,12 +30,15 @@ def fixture_hash(
     expected: Mapping[str, bytes] | None,
     verifier: bytes | None = None,
     task_files: Mapping[str, bytes] | None = None,
+    segments: int | None = None,
 ) -> str:
     """SHA-256 over a length-prefixed canonical serialization of everything that defines a task.
 
     ``task_files``: the task directory's files when its verifier may read more than its own
-    script (see ``directory_files``). Length prefixes make the encoding unambiguous: no two
-    different fixtures share a stream; a fixture without task files hashes as it always has.
+    script (see ``directory_files``); ``segments``: the legs the task's own file asks for, which
+    make it another experiment. Length prefixes make the encoding unambiguous: no two
+    different fixtures share a stream; a fixture without task files or segments hashes as it
+    always has.
     """
     digest = hashlib.sha256(b"agentbench-fixture-v1\0")
     encoded_prompt = prompt.encode("utf-8")
@@ -47,6 +50,8 @@ def fixture_hash(
         digest.update(b"verifier\0" + str(len(verifier)).encode() + b"\0" + verifier)
     if task_files is not None:
         _feed_tree(digest, b"task-files", task_files)
+    if segments is not None:
+        digest.update(b"segments\0" + str(segments).encode() + b"\0")
     return digest.hexdigest()
 
 

@@ -276,6 +276,8 @@ class Task:
     # False: the verifier alone decides, as rerun-bench and Harbor score their tasks; the agent's
     # exit status and timeout are recorded, not scored. True: the agent must also exit cleanly.
     exit_scored: bool = True
+    # Legs of one agent session a trial runs in (tasks/segments.py); None: the run's.
+    segments: int | None = None
 
     def round_exact(self, grade_exact: bool, clean: bool) -> bool:
         """Whether a graded round passes: its grade, and a clean exit where that is scored."""
@@ -331,6 +333,7 @@ class Task:
             outputs,
             self.verifier.read_bytes() if self.verifier is not None else None,
             self.make_task_files() if self.make_task_files is not None else None,
+            self.segments,
         )
 
     @cached_property

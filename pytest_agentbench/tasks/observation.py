@@ -84,6 +84,25 @@ class AttemptRecord(TypedDict):
     wall_s: float | None
     changed: bool | None
 
+class LegRecord(TypedDict):
+    """One leg of a segmented trial (tasks/segments.py): what it was told (task, continuation
+    or steer), its step share, figures and whether the tree was exact after it. requests: as
+    the meter counted them (None unmetered); turns: the agent's own count."""
+
+    attempt: int
+    leg: int  # 1-based
+    planned: int  # the trial's legs: a failed leg ends the trial before the last
+    prompt: str
+    step_limit: int | None
+    exit_code: int | None
+    timed_out: bool
+    wall_s: float
+    tokens: Tokens | None
+    cost_usd: float | None
+    requests: int | None
+    turns: int | None
+    exact: bool
+
 
 class AgentFacts(TypedDict):
     """What the agent said about the trial's session."""
@@ -146,6 +165,8 @@ class Observation(TypedDict):
     final_exact: bool
     eof_normalized: bool
     rounds: list[RoundRecord]
+    # The legs of a segmented trial, every attempt's (--agentbench-segments); absent: one leg.
+    legs: NotRequired[list[LegRecord]]
     tokens: Tokens | None
     cost_usd: float | None
     wall_s: float | None

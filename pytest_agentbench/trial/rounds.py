@@ -25,17 +25,20 @@ from pytest_agentbench.sandbox.base import (
 )
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.arms import Arm
-from pytest_agentbench.tasks.model import Task
+from pytest_agentbench.tasks.model import Task, TaskError
 from pytest_agentbench.tasks.observation import (
     INFRASTRUCTURE,
     PROVIDER_STOP,
     SCORED,
     AgentFacts,
     AttemptRecord,
+
+    LegRecord,
     Observation,
     RoundRecord,
     Tokens,
 )
+from pytest_agentbench.tasks.segments import LegPlan, plan_legs, trial_legs
 from pytest_agentbench.tasks.verdict import TAIL_LIMIT, bounded, parse_verdict
 from pytest_agentbench.trajectory.paths import PathNormaliser
 from pytest_agentbench.trajectory.raw import Evidence, RawArchive, RoundEvidence
@@ -153,6 +156,18 @@ class Trial:
     _agent_s: float = field(init=False, default=0.0)  # measured, whatever the agent reports
     _archive: RawArchive = field(init=False, default_factory=RawArchive)
     _paths: PathNormaliser = field(init=False, default_factory=lambda: PathNormaliser([], [], []))
+    _legs: list[LegRecord] = field(init=False, default_factory=list)  # every attempt's legs
+
+    @property
+    def plan(self) -> LegPlan:
+        """The trial's legs (its arm's segments, else its task's, else the run's), their
+        steers and step shares; a budget too small to split is the task's error."""
+        task, settings = self.task, self.settings
+        legs = trial_legs(settings.segments, task.segments, self.arm.segments if self.arm else None)
+        try:
+            return plan_legs(legs, settings.steers, task.max_steps)
+        except ValueError as error:
+            raise TaskError(f"{task.source}: {error}") from None
 
     def run(self, first_sandbox: Sandbox | None, started: float | None = None) -> TrialOutcome:
         """The trial, attempt 0 in first_sandbox (a fresh one when None: the given one could
@@ -160,6 +175,7 @@ class Trial:
         set-up began (time.monotonic), for the time the harness took."""
         started = time.monotonic() if started is None else started
         self._evidence = []
+        self._legs = []
         self._agent_s = 0.0
         self._archive = RawArchive(self.settings.raw_limit)
         rounds: list[RoundRecord] = []
@@ -289,21 +305,36 @@ class Trial:
         rounds: list[RoundRecord],
         results: list[RoundResult],
     ) -> AttemptEnd:
+        """Session turns 0..legs-1 are the legs of the first answer (one unless segmented),
+        graded after each; the rounds after the last leg are recoveries."""
+        plan = self.plan
         ctx = TrialContext(
-            self.task, self.repeat, attempt, sandbox, self.settings.seed, self.settings, self.arm
+            self.task,
+            self.repeat,
+            attempt,
+            sandbox,
+            self.settings.seed,
+            self.settings,
+            self.arm,
+            plan,
         )
         self._paths = sandbox_paths(self.task, sandbox)
         session = self.agent.start(ctx)
         timeout = self.settings.timeout_for(self.task.timeout)
-        prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
+        task_prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
         failure_text = ""
         grade: Grade | None = None
+        legs_wall = 0.0
         try:
-            for round_index in range(self.settings.oracle_recoveries + 1):
+            for turn in range(plan.legs + self.settings.oracle_recoveries):
+                leg = plan.leg_of(turn)
+                round_index = 0 if leg is not None else turn - plan.legs + 1
+                if leg is not None:
+                    prompt = plan.prompt(leg, task_prompt)
                 began = time.monotonic()
-                result = session.run_round(prompt, round_index, timeout)
+                result = session.run_round(prompt, turn, timeout)
                 self._agent_s += time.monotonic() - began
-                self._keep_evidence(attempt, round_index, prompt, result)
+                self._keep_evidence(attempt, turn, prompt, result)
                 results.append(result)
                 if result.provider_stop:
                     stop = result.provider_stop
@@ -317,7 +348,21 @@ class Trial:
                     return AttemptEnd(False, over_disk, None, None, over_disk=True)
                 grade = self.grade(self.task, sandbox.workspace)
                 exact = self.task.round_exact(grade.exact, result.clean)
-                rounds.append(self._round_record(attempt, round_index, result, grade))
+                if leg is not None:
+                    legs_wall += result.wall_s
+                    if plan.segmented:
+                        self._legs.append(self._leg_record(attempt, leg, ctx, result, exact))
+                    if leg < plan.legs and result.clean:
+                        continue  # the next leg resumes the session
+                    # The last leg, or a failed one (which ends the trial), is the first answer.
+                    record = self._round_record(attempt, 0, result, grade, wall_s=legs_wall)
+                    rounds.append(record)
+                    if leg < plan.legs:
+                        failure_text = f"leg {leg} of {plan.legs} failed; the trial ends there\n"
+                        failure_text += self._describe_failure(result, grade, sandbox)
+                        return AttemptEnd(False, failure_text, None, grade)
+                else:
+                    rounds.append(self._round_record(attempt, round_index, result, grade))
                 if exact:
                     return AttemptEnd(True, "", None, grade)
                 failure_text = self._describe_failure(result, grade, sandbox)
@@ -325,6 +370,26 @@ class Trial:
         finally:
             session.close()
         return AttemptEnd(False, failure_text, None, grade)
+
+    def _leg_record(
+        self, attempt: int, leg: int, ctx: TrialContext, result: RoundResult, exact: bool
+    ) -> LegRecord:
+        """One leg's figures, and whether the tree was exact after it."""
+        return {
+            "attempt": attempt,
+            "leg": leg,
+            "planned": self.plan.legs,
+            "prompt": self.plan.prompt_kind(leg),
+            "step_limit": ctx.step_limit(leg - 1),
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "wall_s": round(result.wall_s, 6),
+            "tokens": sum_tokens([result.tokens]),
+            "cost_usd": result.cost_usd,
+            "requests": len(result.meter_log) if result.meter_log is not None else None,
+            "turns": result.turns,
+            "exact": exact,
+        }
 
     def _keep_evidence(
         self, attempt: int, round_index: int, prompt: str, result: RoundResult
@@ -362,15 +427,17 @@ class Trial:
         result: RoundResult,
         grade: Grade | None,
         over_disk: str = "",
+        wall_s: float | None = None,
     ) -> RoundRecord:
-        """The round's record; a round over the disk limit is not graded and not exact."""
+        """The round's record; a round over the disk limit is not graded and not exact. The
+        first answer of a segmented trial takes all its legs' wall time (wall_s)."""
         task = self.task
         record: RoundRecord = {
             "attempt": attempt,
             "round": index,
             "exit_code": result.exit_code,
             "timed_out": result.timed_out,
-            "wall_s": round(result.wall_s, 6),
+            "wall_s": round(result.wall_s if wall_s is None else wall_s, 6),
             "exact": grade is not None and task.round_exact(grade.exact, result.clean),
             "eof_normalized": grade is not None
             and task.round_exact(grade.eof_normalized, result.clean),
@@ -438,6 +505,8 @@ class Trial:
         logs = [r.meter_log for r in results if r.meter_log is not None]
         if logs:
             observation["metered"] = summarize([record for log in logs for record in log])
+        if self._legs:
+            observation["legs"] = self._legs
         if self.arm is not None:
             observation["arm"] = self.arm.name
         if end.infra:
