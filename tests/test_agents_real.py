@@ -131,6 +131,7 @@ def served_totals(server: ScriptedModelServer, cli: str) -> dict[str, int | None
         "cached_input": totals["cached_input"],
         "output": totals["output"],
         "reasoning": totals["reasoning"] if REPORTS_REASONING[cli] else None,
+        "cache_write": totals["cache_write"],  # each CLI says how many it wrote (none here)
     }
 
 

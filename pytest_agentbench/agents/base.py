@@ -23,13 +23,15 @@ class TokenUsage:
     """Token counts with one meaning across agents; None where the agent did not say.
 
     input counts every prompt token including cached ones; cached_input is the part of it
-    served from cache; output includes reasoning.
+    served from cache, cache_write the part written to the cache (priced apart); output
+    includes reasoning.
     """
 
     input: int | None = None
     cached_input: int | None = None
     output: int | None = None
     reasoning: int | None = None
+    cache_write: int | None = None
 
     def to_dict(self) -> dict[str, int | None]:
         return asdict(self)

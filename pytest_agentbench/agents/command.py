@@ -48,6 +48,7 @@ def read_usage_file(path: Path | str) -> tuple[TokenUsage | None, float | None]:
         cached_input=_int_or_none(data.get("cached_input")),
         output=_int_or_none(data.get("output")),
         reasoning=_int_or_none(data.get("reasoning")),
+        cache_write=_int_or_none(data.get("cache_write")),
     )
     cost = data.get("cost_usd")
     known_cost = (

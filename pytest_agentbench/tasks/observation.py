@@ -53,6 +53,7 @@ class Tokens(TypedDict):
     cached_input: int | None
     output: int | None
     reasoning: int | None
+    cache_write: NotRequired[int | None]  # part of input written to the cache; absent: unknown
 
 
 class RoundRecord(TypedDict):

@@ -69,7 +69,7 @@ class Usage:
     cached_input: int = 0
     output: int = 0
     reasoning: int = 0
-    cache_write: int = 0  # part of input written to the cache (only Anthropic reports it)
+    cache_write: int = 0  # part of input written to the cache (Responses: only when not 0)
 
     def __post_init__(self) -> None:
         if self.cached_input + self.cache_write > self.input:
@@ -493,9 +493,12 @@ class ResponsesProtocol(Protocol):
                 {"type": "response.output_item.done", "output_index": index, "item": item},
             )
         u = reply.usage
+        details = {"cached_tokens": u.cached_input}
+        if u.cache_write:  # reported only when there were writes, as gateways that count them
+            details["cache_write_tokens"] = u.cache_write
         usage = {
             "input_tokens": u.input,
-            "input_tokens_details": {"cached_tokens": u.cached_input},
+            "input_tokens_details": details,
             "output_tokens": u.output,
             "output_tokens_details": {"reasoning_tokens": u.reasoning},
             "total_tokens": u.input + u.output,

@@ -91,6 +91,7 @@ def sum_tokens(usages: list[TokenUsage | None]) -> Tokens | None:
         "cached_input": total("cached_input"),
         "output": total("output"),
         "reasoning": total("reasoning"),
+        "cache_write": total("cache_write"),
     }
 
 
