@@ -83,6 +83,8 @@ class TrialContext:
     seed: int
     settings: Settings
     arm: Arm | None = None  # the arm the trial runs in, with --arms: what it receives
+    # A warm arm's priming run (trial/priming.py): one step, capped where the agent can be.
+    priming: bool = False
 
 
 def meter_asked(settings: Settings) -> str | None:

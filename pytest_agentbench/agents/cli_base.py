@@ -484,12 +484,15 @@ class CliSession(AgentSession):
         if upstream is not None:
             self.meter = shared_meter(agent.settings.meter_log)
             self.wire_dir = Path(tempfile.mkdtemp(prefix="agentbench-wire-", dir=owned_dir()))
+            # A priming run meets no fault, and the meter lets one step of it through.
             self.meter_token, wire_url = self.meter.open_trial(
-                upstream, agent.settings.faults, bodies=self.wire_dir / "wire.jsonl"
+                upstream,
+                "" if ctx.priming else agent.settings.faults,
+                bodies=self.wire_dir / "wire.jsonl",
+                cap=1 if ctx.priming else None,
             )
-        self.trial = CliTrial(
-            ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, ctx.task.max_steps
-        )
+        steps = 1 if ctx.priming else ctx.task.max_steps
+        self.trial = CliTrial(ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, steps)
         agent.prepare(self.trial)
         if ctx.arm is not None:
             agent.deliver(ctx.arm, self.trial.host_home)

@@ -32,6 +32,7 @@ from pytest_agentbench.tasks.observation import (
     SCORED,
     AgentFacts,
     Observation,
+    Priming,
     RoundRecord,
     Tokens,
 )
@@ -41,6 +42,7 @@ from pytest_agentbench.trajectory.raw import Evidence, RawArchive, RoundEvidence
 from pytest_agentbench.trajectory.summary import atif_text, summarise
 from pytest_agentbench.trial.artifacts import scrub, trial_change
 from pytest_agentbench.trial.measuring import trial_measures
+from pytest_agentbench.trial.priming import prime, warm_arm
 
 FEEDBACK_PREAMBLE = (
     "The check of your result failed. Continue working in the current workspace to complete "
@@ -153,6 +155,7 @@ class Trial:
     _agent_s: float = field(init=False, default=0.0)  # measured, whatever the agent reports
     _archive: RawArchive = field(init=False, default_factory=RawArchive)
     _paths: PathNormaliser = field(init=False, default_factory=lambda: PathNormaliser([], [], []))
+    _priming: Priming | None = field(init=False, default=None)  # the last attempt's, if warm
 
     def run(self, first_sandbox: Sandbox | None, started: float | None = None) -> TrialOutcome:
         """The trial, attempt 0 in first_sandbox (a fresh one when None: the given one could
@@ -160,6 +163,7 @@ class Trial:
         set-up began (time.monotonic), for the time the harness took."""
         started = time.monotonic() if started is None else started
         self._evidence = []
+        self._priming = None
         self._agent_s = 0.0
         self._archive = RawArchive(self.settings.raw_limit)
         rounds: list[RoundRecord] = []
@@ -272,9 +276,16 @@ class Trial:
             self.task, self.repeat, attempt, sandbox, self.settings.seed, self.settings, self.arm
         )
         self._paths = sandbox_paths(self.task, sandbox)
+        prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
+        if warm_arm(self.arm):
+            self._priming, stop = prime(self.agent, self.provider, ctx, prompt, self.trial_id)
+            if stop:
+                return AttemptEnd(False, f"provider stop in the priming run: {stop}", stop, None)
+            if self._priming["cause"]:
+                cause = self._priming["cause"]
+                raise InfrastructureError(cause, "the priming run of a warm arm failed")
         session = self.agent.start(ctx)
         timeout = self.settings.timeout_for(self.task.timeout)
-        prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
         failure_text = ""
         grade: Grade | None = None
         try:
@@ -419,6 +430,8 @@ class Trial:
             observation["metered"] = summarize([record for log in logs for record in log])
         if self.arm is not None:
             observation["arm"] = self.arm.name
+        if self._priming is not None:
+            observation["priming"] = self._priming
         if end.infra:
             observation["detail"] = end.failure_text
         return observation
