@@ -201,6 +201,8 @@ class CommandSession(AgentSession):
         )
         if round_index:
             env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
+        if self.ctx.priming:  # a warm arm's priming run: one step is enough
+            env["AGENTBENCH_PRIMING"] = "1"
         if self.agent.python_path:  # `python -m NAME` finds NAME where pytest was started
             given = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
             env["PYTHONPATH"] = os.pathsep.join([*self.agent.python_path, *given])
