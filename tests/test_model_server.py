@@ -281,6 +281,15 @@ def test_prefix_cache_reports_the_share_of_a_seen_prefix_per_key() -> None:
     assert [r.usage["cached_input"] for r in server.requests if r.usage] == [0, 1000, grown, 0]
 
 
+def test_item_ids_are_not_prompt_text() -> None:
+    """codex gives each input item an id made afresh per session: the same conversation in
+    another session is the same prompt."""
+    one = {"input": [{"id": "msg_1", "role": "user", "content": [{"id": "a", "text": "hi"}]}]}
+    two = {"input": [{"id": "msg_2", "role": "user", "content": [{"id": "b", "text": "hi"}]}]}
+    assert prompt_text(one) == prompt_text(two)
+    assert prompt_text(one) != prompt_text({"input": [{"role": "user", "content": "hi"}]})
+
+
 def test_prefix_cache_is_deterministic_and_global_scope_is_shared() -> None:
     prompts = ["abcdef", "abcxyz", "abcdef", "q"]
     usage = Usage(input=600, cached_input=0, output=1, cache_write=500)

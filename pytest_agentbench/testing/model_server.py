@@ -42,7 +42,8 @@ with what was served.
 A prefix cache, as providers keep one, is modelled with `"prefix_cache": "key"` (one cache
 per API key: the `Authorization` or `x-api-key` header) or `"global"` (one for all). A
 request's prompt is its `tools`, then `instructions` or `system`, then `input` or `messages`,
-each as compact JSON with sorted keys, joined in that order. The server remembers every
+each as compact JSON with sorted keys and without `id` keys (item ids, which codex makes
+afresh in every session, are not prompt text), joined in that order. The server remembers every
 prompt it was sent (side requests too) and reports as cached the share of the new prompt
 that is the longest common prefix with any remembered one, in whole tokens of the response's
 scripted input: cached_input = input * matched characters // prompt characters (rounded
@@ -211,13 +212,23 @@ def _parse_scope(raw: Any, where: str) -> str | None:
     return raw
 
 
+def _without_ids(value: Any) -> Any:
+    """value without `id` keys: item ids name stored items, they are not prompt text."""
+    if isinstance(value, Mapping):
+        return {k: _without_ids(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, list):
+        return [_without_ids(v) for v in value]
+    return value
+
+
 def prompt_text(body: Mapping[str, Any]) -> str:
     """A request's prompt as the prefix cache compares it (see the module)."""
     parts = []
     for names in PROMPT_PARTS:
         for name in names:
             if name in body:
-                parts.append(json.dumps(body[name], sort_keys=True, separators=(",", ":")))
+                text = json.dumps(_without_ids(body[name]), sort_keys=True, separators=(",", ":"))
+                parts.append(text)
     return "\n".join(parts)
 
 
