@@ -167,3 +167,30 @@ priming.start_sandbox = failing
     assert warm["priming"]["cause"] == "sandbox_start"
     assert warm["rounds"] == []  # the trial itself never ran
     result.stdout.fnmatch_lines(["*not scored: infrastructure failures 1 (sandbox_start 1)"])
+
+
+def _trial(cached: int | None, given: int, primed: dict[str, Any] | None = None) -> dict[str, Any]:
+    tokens = {"input": given, "cached_input": cached, "output": 1, "reasoning": None}
+    metered = {"requests": 2, "statuses": {"200": 2}, "tokens": tokens, "side_requests": 0,
+               "side_tokens": None, "faults": 0, "retried_after_fault": None}  # fmt: skip
+    observation = {"status": "scored", "tokens": tokens, "metered": metered}
+    if primed is not None:
+        observation["priming"] = primed
+    return observation
+
+
+def test_cache_figures_count_the_trials_they_pool_and_keep_priming_apart() -> None:
+    from pytest_agentbench.scoring.metering import cache_figures
+
+    primed = {"cause": None, "wall_s": 1.0, "tokens": None, "cost_usd": None, "requests": 2,
+              "metered": _trial(0, 500)["metered"]}  # fmt: skip
+    figures = cache_figures([_trial(900, 1000, primed), _trial(None, 1000, primed)])
+    assert figures["prefix_cache"] == "warm"
+    # The trial with unknown cached tokens is left out, and said to be.
+    assert figures["cache_hit_share"] == 0.9 and figures["metered_trials"] == 1
+    assert figures["priming"]["runs"] == 2 and figures["priming"]["requests"] == 4
+    assert figures["priming"]["tokens"]["input"] == 1000  # apart: not in the share above
+    assert figures["priming"]["cost_usd"] is None  # unknown, never 0
+    cold = cache_figures([_trial(0, 1000)])
+    assert (cold["prefix_cache"], cold["cache_hit_share"], cold["priming"]) == ("cold", 0.0, None)
+    assert cache_figures([])["cache_hit_share"] is None
