@@ -11,6 +11,9 @@ test then holds in any trial order, -n 2 included.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -120,6 +123,16 @@ def test_a_warm_arm_is_primed_apart_and_shows_a_higher_cache_hit_share(
             "priming apart: 1 run, unknown requests, input unknown, cost unknown",
         ]
     )
+    # The run read back: its Markdown report has the same lines.
+    script = str(Path(sys.executable).parent / "agentbench")
+    markdown = subprocess.run(
+        [script, "report", report["run"]["run_dir"], "--format", "md"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert "- cache warm (warm): cache-hit share" in markdown
 
 
 def test_a_priming_run_that_fails_is_an_infrastructure_failure_of_the_trial(
