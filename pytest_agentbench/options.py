@@ -428,8 +428,8 @@ def _add_prices_options(parser: pytest.Parser, group: Any) -> None:
         group,
         "--agentbench-prices",
         "prices",
-        "TOML price table (per model: as_of, input, cached_input, output in USD per million "
-        "tokens) for agents that report tokens but no cost",
+        "TOML price table (per model: as_of, input, cached_input, output, optional "
+        "cache_write, in USD per million tokens) for agents that report tokens but no cost",
     )
 
 

@@ -1,7 +1,8 @@
 """Parsing real event streams recorded from codex, claude and opencode (tests/fixtures/events).
 
 The streams were captured from the pinned CLIs against the scripted model server, which
-served 1000 input tokens (800 cached) and 50 output tokens (10 reasoning) per response.
+served 1000 input tokens (800 cached) and 50 output tokens (10 reasoning) per response
+(codex/cache_write: 1000 input, 600 cached, 300 written to the cache, in each of two).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pytest_agentbench.agents.claude import ClaudeAgent
 from pytest_agentbench.agents.cli_base import CliAgent, StreamFacts, read_events
 from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.agents.opencode import OpencodeAgent
+from pytest_agentbench.agents.prices import Price
 from pytest_agentbench.settings import Settings
 
 EVENTS = Path(__file__).parent / "fixtures" / "events"
@@ -42,6 +44,7 @@ def usage(responses: int, reasoning: bool = True) -> TokenUsage:
         cached_input=800 * responses,
         output=50 * responses,
         reasoning=10 * responses if reasoning else None,
+        cache_write=0,  # the server wrote nothing to the cache, and each CLI says so
     )
 
 
@@ -61,6 +64,38 @@ def test_success_stream_gives_the_served_tokens(
     assert got.turns == turns
     assert got.session_id
     assert got.provider_error is None
+
+
+def test_codex_counts_cache_writes_apart_and_prices_them_as_writes() -> None:
+    """codex 0.171 reads the wire's input_tokens_details.cache_write_tokens and reports them
+    as cache_write_input_tokens, inside input_tokens; a price with a cache_write rate bills
+    them at it, not at the input rate."""
+    got = facts("codex", "cache_write")
+    assert got.tokens == TokenUsage(
+        input=2000, cached_input=1200, output=100, reasoning=20, cache_write=600
+    )
+    price = Price("2026-11-01", input=1.0, cached_input=0.1, output=10.0, cache_write=1.25)
+    expected = (200 * 1.0 + 1200 * 0.1 + 600 * 1.25 + 100 * 10.0) / 1e6
+    assert price.cost(got.tokens) == pytest.approx(expected)
+    # Without a cache_write rate, writes cost the input rate (as OpenAI bills them).
+    flat = Price("2026-11-01", input=1.0, cached_input=0.1, output=10.0)
+    assert flat.cost(got.tokens) == pytest.approx((800 * 1.0 + 1200 * 0.1 + 1000) / 1e6)
+
+
+def test_codex_cache_writes_a_turn_left_out_are_unknown_and_so_is_their_price() -> None:
+    """An older codex gives no cache_write_input_tokens: unknown, never 0; a turn that omits
+    it makes the round's figure unknown too; a price that bills writes apart cannot price it."""
+    turn = {"input_tokens": 1000, "cached_input_tokens": 800, "output_tokens": 50}
+    newer = {**turn, "cache_write_input_tokens": 100}
+    for usages in ([turn], [newer, turn]):
+        events = [e for u in usages for e in ({"type": "turn.started"},
+                                              {"type": "turn.completed", "usage": u})]  # fmt: skip
+        tokens = agent("codex").parse(events).tokens
+        assert tokens is not None and tokens.cache_write is None
+        assert tokens.input == 1000 * len(usages)
+        writes = Price("2026-11-01", input=1.0, cached_input=0.1, output=10.0, cache_write=1.25)
+        assert writes.cost(tokens) is None
+        assert Price("2026-11-01", 1.0, 0.1, 10.0).cost(tokens) is not None
 
 
 def test_claude_reports_the_model_but_not_a_guessed_cost() -> None:

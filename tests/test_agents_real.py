@@ -131,6 +131,9 @@ def served_totals(server: ScriptedModelServer, cli: str) -> dict[str, int | None
         "cached_input": totals["cached_input"],
         "output": totals["output"],
         "reasoning": totals["reasoning"] if REPORTS_REASONING[cli] else None,
+        # None written here: Claude Code and opencode say 0; codex 0.171 leaves the field out
+        # at 0, as versions that never report it do: unknown.
+        "cache_write": None if cli == "codex" else totals["cache_write"],
     }
 
 

@@ -107,6 +107,20 @@ def test_identity_tells_guidance_from_prefix(a, b):
     )
 
 
+def test_a_warm_prefix_cache_is_part_of_the_identity_and_cold_is_the_default(tmp_path):
+    (tmp_path / "core.md").write_text("Be careful.\n")
+    text = '[arm.a]\nguidance = ["core.md"]\n[arm.b]\nguidance = ["core.md"]\n'
+    _, plain, cold = load_arms(arms_file(tmp_path, text + 'prefix_cache = "cold"\n'))
+    _, _, warm = load_arms(arms_file(tmp_path, text + 'prefix_cache = "warm"\n'))
+    assert (plain.prefix_cache, cold.prefix_cache, warm.prefix_cache) == ("cold", "cold", "warm")
+    assert warm.warm and not cold.warm
+    # A cold arm hashes as an arm written before the key existed; a warm one does not pool.
+    assert plain.identity == cold.identity != warm.identity
+    assert warm.configuration_fields() == {"arm": "b", "arm_identity": warm.identity}
+    (only_warm,) = load_arms(arms_file(tmp_path, '[arm.w]\nprefix_cache = "warm"\n'))[1:]
+    assert only_warm.identity != Arm("w").identity
+
+
 def test_guidance_at_the_limit_loads_and_one_byte_more_is_refused(tmp_path):
     (tmp_path / "g.md").write_text("x" * (GUIDANCE_LIMIT - 1) + "\n")
     path = arms_file(tmp_path, '[arm.big]\nguidance = ["g.md"]\n')
@@ -152,6 +166,12 @@ def _error(tmp_path: Path, text: str) -> str:
             ":3: unknown table `arms` (did you mean `arm`?); put each arm in an [arm.NAME] table",
         ),
         ("[arm\n", "not valid TOML"),
+        (
+            '[arm.hot]\nprefix_cache = "wram"\n',
+            ':2: [arm.hot] prefix_cache: \'wram\' is not a prefix cache; use "cold" or "warm"',
+        ),
+        ("[arm.hot]\nprefix_cache = true\n", 'prefix_cache: True is not a prefix cache; use "c'),
+        ('[arm.vanilla]\nprefix_cache = "warm"\n', "[arm.vanilla]: vanilla receives nothing"),
     ],
 )
 def test_each_bad_value_is_named_with_its_fix(tmp_path, text, expected):

@@ -168,7 +168,13 @@ def test_usage_file_is_read_and_partial_usage_stays_partial(pytester) -> None:
         "--agentbench-json=r.json",
     )
     obs = json.loads((pytester.path / "r.json").read_text())["observations"][0]
-    assert obs["tokens"] == {"input": 100, "cached_input": None, "output": 20, "reasoning": None}
+    assert obs["tokens"] == {
+        "input": 100,
+        "cached_input": None,
+        "output": 20,
+        "reasoning": None,
+        "cache_write": None,
+    }
     assert obs["cost_usd"] == 0.01
 
 

@@ -48,8 +48,12 @@ def test_paths_name_their_protocol() -> None:
 
 
 def test_responses_stream_counts_in_project_meaning() -> None:
-    # Responses reports no cache writes: unknown, not zero.
-    assert count(RESPONSES, recorded_stream(RESPONSES)) == WireUsage(1200, 900, None, 70, 20)
+    # Cache writes, where the provider reports them, in input_tokens_details.cache_write_tokens
+    # (the field codex reads) ...
+    assert count(RESPONSES, recorded_stream(RESPONSES)) == WireUsage(1200, 900, 100, 70, 20)
+    # ... and where it does not: unknown, not zero.
+    unwritten = recorded_stream(RESPONSES, Usage(input=1200, cached_input=900, output=70))
+    assert count(RESPONSES, unwritten) == WireUsage(1200, 900, None, 70, 0)
 
 
 def test_messages_stream_adds_cache_reads_and_writes_to_input() -> None:

@@ -232,6 +232,25 @@ def test_faults_follow_the_schedule_and_never_reach_upstream(meter: MeterProcess
     assert counted["statuses"] == {"200": 3, "500": 2, "429": 1}
 
 
+def test_a_cap_lets_through_only_the_first_requests_with_tools(meter: MeterProcess) -> None:
+    """A warm arm's priming run: one model request with tools reaches the upstream; a side
+    request (no tools) still does; the next step is refused 400 by the meter, recorded as
+    injected "cap" and not counted as a fault."""
+    with ScriptedModelServer({"usage": USAGE, "turns": [{"message": "x"}] * 4}) as s:
+        token, base = meter.open_trial(s.openai_base_url, cap=1)
+        tools = {"stream": True, "tools": [{"name": "exec_command"}]}
+        first, _, _ = post(base, "/responses", tools)
+        side, _, _ = post(base, "/responses", {"stream": True})
+        refused, body, _ = post(base, "/responses", tools)
+        counted = meter.close_trial(token)
+    assert (first, side, refused) == (200, 200, 400)
+    assert b"priming run" in body
+    assert [r["injected"] for r in counted["log"]] == [None, None, "cap"]
+    assert len(s.requests) == 2  # the refused step never reached the upstream
+    assert counted["faults"] == 0 and counted["retried_after_fault"] is None
+    assert counted["tokens"]["input"] == USAGE["input"] + s.script.side_usage.input
+
+
 def test_upstream_errors_are_recorded_and_unmeasured(meter: MeterProcess) -> None:
     with ScriptedModelServer({"turns": [{"fault": 401}]}) as s:
         token, base = meter.open_trial(s.openai_base_url)

@@ -13,9 +13,13 @@ import pytest
 
 from pytest_agentbench.cli import main as agentbench_main
 from pytest_agentbench.testing.model_server import (
+    PrefixCache,
     ScriptedModelServer,
     ScriptError,
+    Usage,
+    common_prefix,
     load_script,
+    prompt_text,
     workdir_of,
 )
 
@@ -24,10 +28,15 @@ MESSAGES_TOOLS = {"tools": [{"name": "Bash"}, {"name": "Read"}, {"name": "Edit"}
 CHAT_TOOLS = {"tools": [{"type": "function", "function": {"name": "bash"}}]}
 
 
-def post(server: ScriptedModelServer, path: str, body: dict[str, Any]) -> tuple[int, str]:
+def post(
+    server: ScriptedModelServer, path: str, body: dict[str, Any], key: str = ""
+) -> tuple[int, str]:
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    headers = {"content-type": "application/json"}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
     try:
-        conn.request("POST", path, json.dumps(body), {"content-type": "application/json"})
+        conn.request("POST", path, json.dumps(body), headers)
         response = conn.getresponse()
         return response.status, response.read().decode()
     finally:
@@ -235,3 +244,73 @@ def test_side_requests_get_the_scripts_side_message() -> None:
     assert '\\"winner\\": \\"A\\"' in text
     assert [r.served for r in server.requests] == ["side"]
     assert not server.player.finished
+
+
+# The prefix cache ----------------------------------------------------------------------------
+
+SYSTEM = "You are a coding agent. " * 40
+STEP_ONE = [{"role": "user", "content": "Fix the bug in a.py"}]
+STEP_TWO = [*STEP_ONE, {"type": "function_call_output", "output": "ok " * 50}]
+
+
+def cached_of(text: str) -> int:
+    usage = sse_data(text)[-1]["response"]["usage"]
+    cached: int = usage["input_tokens_details"]["cached_tokens"]
+    return cached
+
+
+def test_prefix_cache_reports_the_share_of_a_seen_prefix_per_key() -> None:
+    script = {
+        "prefix_cache": "key",
+        "usage": {"input": 1000, "cached_input": 999, "output": 10},
+        "turns": [],
+    }
+    first = {**RESPONSES_TOOLS, "instructions": SYSTEM, "input": STEP_ONE}
+    later = {**first, "input": STEP_TWO}
+    with ScriptedModelServer(script) as server:
+        cold = cached_of(post(server, "/v1/responses", first, key="k1")[1])
+        again = cached_of(post(server, "/v1/responses", first, key="k1")[1])
+        grown = cached_of(post(server, "/v1/responses", later, key="k1")[1])
+        other_key = cached_of(post(server, "/v1/responses", first, key="k2")[1])
+    assert cold == 0  # a new cache holds nothing: the script's 999 is replaced
+    assert again == 1000  # the whole prompt was seen
+    whole, seen = prompt_text(later), prompt_text(first)
+    assert grown == 1000 * common_prefix(whole, seen) // len(whole)
+    assert 0 < grown < 1000
+    assert other_key == 0  # each key has its own cache
+    assert [r.usage["cached_input"] for r in server.requests if r.usage] == [0, 1000, grown, 0]
+
+
+def test_item_ids_are_not_prompt_text() -> None:
+    """codex gives each input item an id made afresh per session: the same conversation in
+    another session is the same prompt."""
+    one = {"input": [{"id": "msg_1", "role": "user", "content": [{"id": "a", "text": "hi"}]}]}
+    two = {"input": [{"id": "msg_2", "role": "user", "content": [{"id": "b", "text": "hi"}]}]}
+    assert prompt_text(one) == prompt_text(two)
+    assert prompt_text(one) != prompt_text({"input": [{"role": "user", "content": "hi"}]})
+
+
+def test_prefix_cache_is_deterministic_and_global_scope_is_shared() -> None:
+    prompts = ["abcdef", "abcxyz", "abcdef", "q"]
+    usage = Usage(input=600, cached_input=0, output=1, cache_write=500)
+
+    def play() -> list[Usage]:
+        cache = PrefixCache()
+        return [cache.serve("global", p, usage) for p in prompts]
+
+    served = play()
+    assert served == play()
+    assert [u.cached_input for u in served] == [0, 300, 600, 0]
+    assert [u.cache_write for u in served] == [500, 300, 0, 500]  # cut to what input leaves
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "n"), [("", "", 0), ("abc", "abd", 2), ("abc", "abc", 3), ("x", "xyz", 1)]
+)
+def test_common_prefix(a: str, b: str, n: int) -> None:
+    assert common_prefix(a, b) == n
+
+
+def test_a_bad_cache_scope_names_the_field() -> None:
+    with pytest.raises(ScriptError, match=r"prefix_cache.*'keys'.*scope"):
+        load_script({"prefix_cache": "keys", "turns": []})

@@ -24,13 +24,15 @@ class TokenUsage:
     """Token counts with one meaning across agents; None where the agent did not say.
 
     input counts every prompt token including cached ones; cached_input is the part of it
-    served from cache; output includes reasoning.
+    served from cache, cache_write the part written to the cache (priced apart); output
+    includes reasoning.
     """
 
     input: int | None = None
     cached_input: int | None = None
     output: int | None = None
     reasoning: int | None = None
+    cache_write: int | None = None
 
     def to_dict(self) -> dict[str, int | None]:
         return asdict(self)
@@ -83,6 +85,8 @@ class TrialContext:
     settings: Settings
     arm: Arm | None = None  # the arm the trial runs in, with --arms: what it receives
     plan: LegPlan = field(default_factory=LegPlan)  # its legs: session turns 0..legs-1
+    # A warm arm's priming run (trial/priming.py): one step, capped where the agent can be.
+    priming: bool = False
 
     def step_limit(self, turn: int) -> int | None:
         """The step cap of session turn `turn`: a leg's share of max_steps, else max_steps."""

@@ -51,7 +51,9 @@ def result_tokens(result: Mapping[str, Any]) -> TokenUsage | None:
         output = as_int(usage.get("output_tokens"))
     if uncached is None or reads is None or writes is None:
         return TokenUsage(output=output) if output is not None else None
-    return TokenUsage(input=uncached + reads + writes, cached_input=reads, output=output)
+    return TokenUsage(
+        input=uncached + reads + writes, cached_input=reads, output=output, cache_write=writes
+    )
 
 
 def result_cost(result: Mapping[str, Any]) -> float | None:

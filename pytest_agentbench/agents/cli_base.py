@@ -484,10 +484,15 @@ class CliSession(AgentSession):
         if upstream is not None:
             self.meter = shared_meter(agent.settings.meter_log)
             self.wire_dir = Path(tempfile.mkdtemp(prefix="agentbench-wire-", dir=owned_dir()))
+            # A priming run meets no fault, and the meter lets one step of it through.
             self.meter_token, wire_url = self.meter.open_trial(
-                upstream, agent.settings.faults, bodies=self.wire_dir / "wire.jsonl"
+                upstream,
+                "" if ctx.priming else agent.settings.faults,
+                bodies=self.wire_dir / "wire.jsonl",
+                cap=1 if ctx.priming else None,
             )
-        self.trial = CliTrial(ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, ctx.step_limit(0))
+        steps = 1 if ctx.priming else ctx.step_limit(0)
+        self.trial = CliTrial(ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, steps)
         agent.prepare(self.trial)
         if ctx.arm is not None:
             agent.deliver(ctx.arm, self.trial.host_home)
@@ -510,7 +515,8 @@ class CliSession(AgentSession):
 
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
         agent = self.agent
-        limit = self.ctx.step_limit(round_index)  # a leg's share of the task's step budget
+        # A leg's share of the task's step budget; one step for a priming run.
+        limit = 1 if self.ctx.priming else self.ctx.step_limit(round_index)
         if limit != self.trial.step_limit:
             self.trial = replace(self.trial, step_limit=limit)
             agent.prepare(self.trial)  # a step cap in a config file (opencode) is rewritten

@@ -124,9 +124,11 @@ class CodexAgent(CliAgent):
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
         """codex's events carry no HTTP status (a failed turn has only a message): without the
-        meter, no codex round is a provider stop."""
+        meter, no codex round is a provider stop. Its input_tokens count cached and
+        cache-written tokens (cached_input_tokens, cache_write_input_tokens) in."""
         facts = StreamFacts(tool_calls=0)
         usage: dict[str, int] = {}
+        reported: dict[str, int] = {}  # how many completed turns reported each field
         started = completed = 0
         for event in events:
             kind = event.get("type")
@@ -139,6 +141,7 @@ class CodexAgent(CliAgent):
                 for key, value in (event.get("usage") or {}).items():
                     if as_int(value) is not None:
                         usage[key] = usage.get(key, 0) + value
+                        reported[key] = reported.get(key, 0) + 1
             elif kind == "item.completed":
                 item = event.get("item") or {}
                 item_type = item.get("type")
@@ -148,10 +151,15 @@ class CodexAgent(CliAgent):
                     facts.tool_calls = (facts.tool_calls or 0) + 1
         # Usage arrives only with a completed turn: a failed or cut-off turn spent unknown tokens.
         if completed and completed == started:
+
+            def known(key: str) -> int | None:  # a field some turn left out is unknown
+                return usage[key] if reported.get(key) == completed else None
+
             facts.tokens = TokenUsage(
-                input=usage.get("input_tokens"),
-                cached_input=usage.get("cached_input_tokens"),
-                output=usage.get("output_tokens"),
-                reasoning=usage.get("reasoning_output_tokens"),
+                input=known("input_tokens"),
+                cached_input=known("cached_input_tokens"),
+                output=known("output_tokens"),
+                reasoning=known("reasoning_output_tokens"),
+                cache_write=known("cache_write_input_tokens"),  # newer codex only
             )
         return facts

@@ -48,6 +48,7 @@ def read_usage_file(path: Path | str) -> tuple[TokenUsage | None, float | None]:
         cached_input=_int_or_none(data.get("cached_input")),
         output=_int_or_none(data.get("output")),
         reasoning=_int_or_none(data.get("reasoning")),
+        cache_write=_int_or_none(data.get("cache_write")),
     )
     cost = data.get("cost_usd")
     known_cost = (
@@ -203,6 +204,8 @@ class CommandSession(AgentSession):
             env["AGENTBENCH_LEG"] = str(leg)
         else:
             env["AGENTBENCH_FEEDBACK_FILE"] = env["AGENTBENCH_PROMPT_FILE"]
+        if self.ctx.priming:  # a warm arm's priming run: one step is enough
+            env["AGENTBENCH_PRIMING"] = "1"
         if self.agent.python_path:  # `python -m NAME` finds NAME where pytest was started
             given = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
             env["PYTHONPATH"] = os.pathsep.join([*self.agent.python_path, *given])

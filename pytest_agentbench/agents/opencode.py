@@ -47,6 +47,7 @@ def step_tokens(steps: Sequence[Mapping[str, Any]]) -> TokenUsage | None:
         cached_input=reads,
         output=_known_sum([output, reasoning]),
         reasoning=reasoning,
+        cache_write=writes,
     )
 
 

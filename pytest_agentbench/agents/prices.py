@@ -8,6 +8,11 @@ cost stays unknown (None), never 0. The table is dated because prices change:
     input = 1.25          # USD per million input tokens (uncached part)
     cached_input = 0.125  # USD per million cached input tokens
     output = 10.0         # USD per million output tokens (reasoning included)
+    cache_write = 1.5625  # optional: USD per million input tokens written to the cache
+
+Without `cache_write`, tokens written to the cache cost the input rate (as OpenAI bills
+them); with it, they cost that rate, and a round whose cache writes went unreported has an
+unknown cost.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from pytest_agentbench.agents.base import TokenUsage
 
 PRICE_FIELDS = ("input", "cached_input", "output")
+OPTIONAL_FIELDS = ("cache_write",)
 
 
 class PriceTableError(ValueError):
@@ -34,6 +40,7 @@ class Price:
     input: float
     cached_input: float
     output: float
+    cache_write: float | None = None  # None: cache writes cost the input rate
 
     def cost(self, tokens: TokenUsage | None) -> float | None:
         """Dollars for these tokens; None when a count the price needs is unknown."""
@@ -42,9 +49,18 @@ class Price:
         cached = tokens.cached_input
         if cached is None:
             return None
+        writes = 0.0
         uncached = tokens.input - cached
+        if self.cache_write is not None:
+            if tokens.cache_write is None:
+                return None
+            uncached -= tokens.cache_write
+            writes = tokens.cache_write * self.cache_write
         return (
-            uncached * self.input + cached * self.cached_input + tokens.output * self.output
+            uncached * self.input
+            + cached * self.cached_input
+            + writes
+            + tokens.output * self.output
         ) / 1_000_000
 
 
@@ -71,7 +87,7 @@ def load_prices(path: Path) -> dict[str, Price]:
                 f'{path}: [{model}] needs as_of = "YYYY-MM-DD" (the date the prices were read)'
             )
         values = {}
-        for key in PRICE_FIELDS:
+        for key in (*PRICE_FIELDS, *(k for k in OPTIONAL_FIELDS if k in entry)):
             value = entry.get(key)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise PriceTableError(
@@ -79,11 +95,11 @@ def load_prices(path: Path) -> dict[str, Price]:
                     f"(USD per million tokens), got {value!r}"
                 )
             values[key] = float(value)
-        unknown = sorted(set(entry) - {"as_of", *PRICE_FIELDS})
+        unknown = sorted(set(entry) - {"as_of", *PRICE_FIELDS, *OPTIONAL_FIELDS})
         if unknown:
             raise PriceTableError(
                 f"{path}: [{model}] unknown field(s) {', '.join(unknown)}; "
-                f"allowed: as_of, {', '.join(PRICE_FIELDS)}"
+                f"allowed: as_of, {', '.join((*PRICE_FIELDS, *OPTIONAL_FIELDS))}"
             )
         prices[model] = Price(as_of=as_of, **values)
     return prices

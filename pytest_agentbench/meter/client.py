@@ -74,13 +74,19 @@ class MeterProcess:
             return json.loads(response.read())
 
     def open_trial(
-        self, upstream: str, faults: str = "", bodies: Path | None = None
+        self, upstream: str, faults: str = "", bodies: Path | None = None, cap: int | None = None
     ) -> tuple[str, str]:
         """Open a trial forwarding to upstream; returns (token, the base URL to hand the CLI).
         With bodies (an absolute path the agent cannot see), the proxy appends one JSON line
-        per finished request there: its record, request body and response (server.py)."""
+        per finished request there: its record, request body and response (server.py); with
+        cap, only the first cap model requests carrying tools go upstream."""
         token = secrets.token_urlsafe(12)
-        spec = {"upstream": upstream, "faults": faults, "bodies": str(bodies) if bodies else None}
+        spec: dict[str, Any] = {
+            "upstream": upstream,
+            "faults": faults,
+            "bodies": str(bodies) if bodies else None,
+            "cap": cap,
+        }
         self._call("PUT", f"/_trial/{token}", spec)
         return token, f"{self.root}/t/{token}"
 

@@ -62,12 +62,15 @@ def _details(usage: Mapping[str, Any], key: str, field: str) -> int | None:
 
 def openai_usage(usage: Any, prompt: str, completion: str) -> WireUsage | None:
     """Responses (input_tokens/output_tokens) and Chat (prompt_tokens/completion_tokens) usage:
-    both count cached tokens inside input and reasoning inside output already."""
+    both count cached (and cache-written) tokens inside input and reasoning inside output
+    already. Cache writes come as `cache_write_tokens` in the input details where the
+    provider reports them (the field codex reads); elsewhere they are unknown."""
     if not isinstance(usage, Mapping):
         return None
     return WireUsage(
         input=_int(usage.get(f"{prompt}_tokens")),
         cached_input=_details(usage, f"{prompt}_tokens_details", "cached_tokens"),
+        cache_write=_details(usage, f"{prompt}_tokens_details", "cache_write_tokens"),
         output=_int(usage.get(f"{completion}_tokens")),
         reasoning=_details(usage, f"{completion}_tokens_details", "reasoning_tokens"),
     )

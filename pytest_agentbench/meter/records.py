@@ -21,6 +21,7 @@ DNS_FAILURE = "dns_failure"
 CONNECTION_RESET = "connection_reset"
 WIRE_FAILURES = (UPSTREAM_UNREACHABLE, DNS_FAILURE, CONNECTION_RESET)
 FAILURE_HEADER = "X-Agentbench-Meter-Failure"
+CAP = "cap"  # the `injected` of a request the meter refused past a priming run's one step
 
 
 def stop_cause(status: int | None) -> str | None:
@@ -55,7 +56,7 @@ def summarize(log: Sequence[Mapping[str, Any]]) -> Metered:
         statuses[key] = statuses.get(key, 0) + 1
     answered = [r for r in log if _answered(r) and r.get("protocol")]
     side = [r.get("usage") for r in answered if r.get("has_tools") is False]
-    faulted = [i for i, r in enumerate(log) if r.get("injected")]
+    faulted = [i for i, r in enumerate(log) if r.get("injected") not in (None, CAP)]
     return {
         "requests": len(log),
         "statuses": dict(sorted(statuses.items())),

@@ -1,7 +1,10 @@
 """The metering proxy: forwards each trial's model requests to its upstream and counts them.
 
 Routes (127.0.0.1 only):
-  PUT    /_trial/TOKEN   {"upstream": URL, "faults": SPEC, "bodies": PATH}  opens a trial
+  PUT    /_trial/TOKEN   {"upstream": URL, "faults": SPEC, "bodies": PATH, "cap": N}  opens a
+                         trial; with cap, the model requests after the first N that carry tools
+                         are answered 400 by the meter (injected "cap"): a warm arm's one-step
+                         priming run
   GET    /_trial/TOKEN   the trial's counters (JSON)
   DELETE /_trial/TOKEN   the counters, and the trial closes
   *      /t/TOKEN/TAIL   forwarded to UPSTREAM/TAIL; an unknown TOKEN answers 404
@@ -46,6 +49,7 @@ from pytest_agentbench.meter.counting import (
 )
 from pytest_agentbench.meter.faults import DROP, HANG, FaultSchedule, parse_faults
 from pytest_agentbench.meter.records import (
+    CAP,
     CONNECTION_RESET,
     DNS_FAILURE,
     FAILURE_HEADER,
@@ -138,6 +142,18 @@ class Trial:
     faults: FaultSchedule
     bodies: Path | None = None  # where each finished request's line goes (module docstring)
     requests: list[RequestRecord] = field(default_factory=list)
+    cap: int | None = None  # model requests with tools let through (module docstring)
+
+    def over_cap(self, record: RequestRecord) -> bool:
+        """Whether record is a model request with tools past the cap."""
+        if self.cap is None or not record.protocol or record.has_tools is False:
+            return False
+        earlier = [
+            r
+            for r in self.requests
+            if r is not record and r.protocol and r.has_tools is not False and not r.injected
+        ]
+        return len(earlier) >= self.cap
 
     def counters(self) -> dict[str, Any]:
         """The trial's summed figures (records.Metered) and its request log."""
@@ -205,8 +221,11 @@ class Meter:
         bodies = spec.get("bodies")
         if bodies is not None and not (isinstance(bodies, str) and Path(bodies).is_absolute()):
             return web.json_response({"error": f"bodies {bodies!r} is not a path"}, status=400)
+        cap = spec.get("cap")
+        if cap is not None and not (isinstance(cap, int) and cap >= 1):
+            return web.json_response({"error": f"cap {cap!r} is not a count"}, status=400)
         self.trials[request.match_info["token"]] = Trial(
-            upstream.rstrip("/"), faults, Path(bodies) if bodies else None
+            upstream.rstrip("/"), faults, Path(bodies) if bodies else None, cap=cap
         )
         return web.json_response({"ok": True})
 
@@ -252,6 +271,11 @@ class Meter:
         data: Any,
         relayed: Relayed,
     ) -> web.StreamResponse:
+        if trial.over_cap(record):
+            record.injected, record.status = CAP, 400
+            payload = {"type": "error", "error": {"type": "invalid_request_error",
+                       "message": "meter: the priming run's one step is spent"}}  # fmt: skip
+            return _own_answer(relayed, payload, status=400, headers=None)
         fault = trial.faults.fault_for(record.index)
         if fault is not None:
             record.injected = fault

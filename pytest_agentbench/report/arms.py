@@ -193,6 +193,40 @@ def measure_lines(block: dict[str, Any]) -> tuple[list[str], list[str]]:
     return medians, paired
 
 
+def cache_lines(block: dict[str, Any]) -> list[str]:
+    """Each arm's prefix cache and cache-hit share, and the warm arms' priming runs apart;
+    nothing when no arm is warm."""
+    rows = [(row["arm"], row.get("cache")) for row in block["arms"]]
+    if not any(cache and cache["prefix_cache"] == "warm" for _, cache in rows):
+        return []
+    lines = []
+    for arm, cache in rows:
+        if not cache:
+            continue
+        if cache["metered_trials"]:
+            share = f"{_pct(cache['cache_hit_share'])} metered over " + plural(
+                cache["metered_trials"], "trial"
+            )
+        else:
+            share = f"{_pct(cache['reported_cache_hit_share'])} as reported over " + plural(
+                cache["reported_trials"], "trial"
+            )
+        line = f"cache {arm} ({cache['prefix_cache']}): cache-hit share {share}"
+        priming = cache.get("priming")
+        if priming:
+            given = (priming["tokens"] or {}).get("input")
+            line += (
+                f"; priming apart: {plural(priming['runs'], 'run')}, "
+                f"{'unknown' if priming['requests'] is None else priming['requests']} requests, "
+                f"input {'unknown' if given is None else given}, "
+                f"cost {_num(priming['cost_usd'], 4)}"
+            )
+            if priming["failed"]:
+                line += f", {priming['failed']} failed"
+        lines.append(line)
+    return lines
+
+
 def delivery_lines(block: dict[str, Any]) -> list[str]:
     """Where the agent was given the arms, and the skills its homes held after the trials."""
     delivery = block.get("delivery")

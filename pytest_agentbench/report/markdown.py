@@ -120,7 +120,7 @@ def _arms(block: dict[str, Any], medians: bool) -> list[str]:
         lines += ["", *markdown_table(["arm", *MEASURE_HEADERS[1:]], measure_rows(named))]
     if block["anchors"]:
         lines += ["", *markdown_table(arms.ANCHOR_HEADERS, arms.anchor_rows(block))]
-    return lines + [f"- {line}" for line in arms.delivery_lines(block)]
+    return lines + [f"- {line}" for line in (*arms.cache_lines(block), *arms.delivery_lines(block))]
 
 
 RANKING_RULE = (

@@ -303,7 +303,11 @@ def arms_section(block: dict[str, Any], where: str) -> Section:
     # Cut to the budget, the paired measures are kept first: the reports have every figure.
     ranked = [*range(len(medians), len(medians) + len(paired)), *range(len(medians))]
     return Section(
-        head=head + arms.paired_lines(block) + arms.reused_lines(block) + arms.anchor_lines(block),
+        head=head
+        + arms.paired_lines(block)
+        + arms.reused_lines(block)
+        + arms.anchor_lines(block)
+        + arms.cache_lines(block),
         rows=rows,
         ranked=[*ranked, *range(len(ranked), len(rows))],
         more=lambda hidden, shown: [f"... {plural(hidden, 'more arms line')}: {where}"],

@@ -23,6 +23,7 @@ from pytest_agentbench.scoring.compare import (
     paired_trials,
 )
 from pytest_agentbench.scoring.configurations import Configuration
+from pytest_agentbench.scoring.metering import cache_figures
 from pytest_agentbench.scoring.stats import COMPARE_SEED, mcnemar_exact
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.arms import VANILLA, Arm
@@ -134,6 +135,7 @@ def arms_block(
                 **{key: summary.get(key) for key in ARM_FIGURES},
                 **{f"mean_{key}": _mean_usage(config.observations, key) for key in RATIO_METRICS},
                 "skills_found": skills_found(config.observations),
+                "cache": cache_figures(config.observations),
                 "measures": report["measures"],
             }
         )

@@ -57,6 +57,68 @@ def fault_readout(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _share(cached: int | None, given: int | None) -> float | None:
+    return cached / given if cached is not None and given else None
+
+
+def priming_figures(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The warm arms' priming runs, summed apart from the trials: how many ran, their metered
+    requests and tokens and their own cost (None when any is unknown); None: no trial was
+    primed."""
+    primed = [o["priming"] for o in observations if o.get("priming")]
+    if not primed:
+        return None
+    metered = [p["metered"] for p in primed if p.get("metered")]
+    return {
+        "runs": len(primed),
+        "failed": sum(1 for p in primed if p.get("cause")),
+        "metered_runs": len(metered),
+        "requests": sum(m["requests"] for m in metered) if metered else None,
+        "tokens": {
+            field: _known_sum([(m["tokens"] or {}).get(field) for m in metered]) for field in FIELDS
+        }
+        if metered
+        else None,
+        "cost_usd": _known_float([p.get("cost_usd") for p in primed]),
+    }
+
+
+def _known_float(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return float(sum(known)) if known and len(known) == len(values) else None
+
+
+def cache_figures(observations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """An arm's prefix cache: warm when its trials were primed; the cache-hit share (cached
+    over all input tokens) of its scored trials as metered (`metered_trials` counted) and as
+    the CLI reported it (`reported_trials`), each over the trials where both counts are
+    known; the priming runs apart (priming_figures), never in those shares."""
+    scored = [o for o in observations if o["status"] == SCORED]
+    wire = [main_tokens(o["metered"]) for o in scored if o.get("metered")]
+    own = [o.get("tokens") for o in scored]
+    wire_share, wire_n = _hit_share(wire)
+    own_share, own_n = _hit_share(own)
+    return {
+        "prefix_cache": "warm" if any(o.get("priming") for o in observations) else "cold",
+        "cache_hit_share": wire_share,
+        "metered_trials": wire_n,
+        "reported_cache_hit_share": own_share,
+        "reported_trials": own_n,
+        "priming": priming_figures(observations),
+    }
+
+
+def _hit_share(tokens: Sequence[Mapping[str, Any] | None]) -> tuple[float | None, int]:
+    """Cached over all input tokens, summed over the trials where both are known, and how
+    many trials that is."""
+    pairs = [
+        (t["cached_input"], t["input"])
+        for t in tokens
+        if t and isinstance(t.get("cached_input"), int) and isinstance(t.get("input"), int)
+    ]
+    return _share(sum(c for c, _ in pairs), sum(i for _, i in pairs)) if pairs else None, len(pairs)
+
+
 def agent_block(
     observations: Sequence[Mapping[str, Any]], unmetered: str | None = None
 ) -> dict[str, Any]:
@@ -82,6 +144,7 @@ def agent_block(
         "cache_hit_share": cached / total_input if cached is not None and total_input else None,
         "divergence": {field: divergence(metered, field) for field in COMPARED},
         "faults": fault_readout(metered),
+        "priming": priming_figures(observations),  # never in the figures above
     }
 
 

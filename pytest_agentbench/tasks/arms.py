@@ -1,8 +1,9 @@
 """The arms file: vanilla and named treatments, each a set of bytes delivered to the agent.
 
 An arm is what a trial receives besides the task: guidance (the CLI's user-level instruction
-file), skills (directories in its user-level skills folder), a prompt prefix, and the legs its
-session runs in (segments, tasks/segments.py). The file is
+file), skills (directories in its user-level skills folder), a prompt prefix, the legs its
+session runs in (segments, tasks/segments.py), and whether the provider's prefix cache is
+primed before the trial (prefix_cache = "warm"). The file is
 validated whole before any trial; every error names the file, the arm, the key and the fix
 (an unknown key its line too, and the key meant).
 """
@@ -17,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.tasks.keys import unknown_keys
+from pytest_agentbench.tasks.keys import key_line, unknown_keys
 
 VANILLA = "vanilla"
 GUIDANCE_LIMIT = 32_768  # bytes, all guidance files of an arm together
-KEYS = ("guidance", "skills", "prompt_prefix", "segments")
+KEYS = ("guidance", "skills", "prompt_prefix", "segments", "prefix_cache")
+COLD, WARM = "cold", "warm"
+PREFIX_CACHES = (COLD, WARM)  # warm: a one-step priming run of the same CLI goes first
 TASK_PREFIXES = ("seed_wrong", "seed_correct")  # prompt_prefix = "task:FIELD"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 _SKILL_KEYS = ("name", "description")
@@ -63,6 +66,11 @@ class Arm:
     skills: tuple[Skill, ...] = ()
     prompt_prefix: str | None = None  # text, or "task:seed_wrong" / "task:seed_correct"
     segments: int | None = None  # legs of one session per trial; None: the task's or the run's
+    prefix_cache: str = COLD  # WARM: the trial follows a priming run (trial/priming.py)
+
+    @property
+    def warm(self) -> bool:
+        return self.prefix_cache == WARM
 
     @property
     def is_vanilla(self) -> bool:
@@ -89,8 +97,9 @@ class Arm:
     @property
     def identity(self) -> str:
         """A hash of every byte the arm delivers (guidance, each skill file's path, mode and
-        bytes, the prefix or its task: marker, the legs), so two arms with the same bytes are
-        equal."""
+        bytes, the prefix or its task: marker, the legs) and of a warm prefix cache, so two
+        arms with the same bytes, legs and cache are equal (a cold arm hashes as before the
+        key existed)."""
         digest = hashlib.sha256()
 
         def part(tag: bytes, data: bytes) -> None:
@@ -107,6 +116,8 @@ class Arm:
             part(b"x", self.prompt_prefix.encode())
         if self.segments is not None:
             part(b"s", str(self.segments).encode())
+        if self.warm:
+            part(b"c", WARM.encode())
         return digest.hexdigest()[:16]
 
     def configuration_fields(self) -> dict[str, str | int]:
@@ -299,6 +310,19 @@ def _segments(path: Path, arm: str, value: Any) -> int:
     return value
 
 
+def _prefix_cache(path: Path, arm: str, value: Any) -> str:
+    if value not in PREFIX_CACHES:
+        line = key_line(path.read_text(), ("arm", arm), "prefix_cache")
+        raise _fail(
+            path.with_name(f"{path.name}:{line}") if line is not None else path,
+            arm,
+            "prefix_cache",
+            f"{value!r} is not a prefix cache",
+            "use " + " or ".join(f'"{v}"' for v in PREFIX_CACHES),
+        )
+    return str(value)
+
+
 def _arm(path: Path, name: str, body: Any) -> Arm:
     if not _NAME.fullmatch(name):
         raise _fail(
@@ -325,6 +349,9 @@ def _arm(path: Path, name: str, body: Any) -> Arm:
         if "prompt_prefix" in body
         else None,
         segments=_segments(path, name, body["segments"]) if "segments" in body else None,
+        prefix_cache=_prefix_cache(path, name, body["prefix_cache"])
+        if "prefix_cache" in body
+        else COLD,
     )
 
 

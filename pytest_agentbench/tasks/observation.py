@@ -53,6 +53,7 @@ class Tokens(TypedDict):
     cached_input: int | None
     output: int | None
     reasoning: int | None
+    cache_write: NotRequired[int | None]  # part of input written to the cache; absent: unknown
 
 
 class RoundRecord(TypedDict):
@@ -83,6 +84,7 @@ class AttemptRecord(TypedDict):
     attempt: int
     wall_s: float | None
     changed: bool | None
+
 
 class LegRecord(TypedDict):
     """One leg of a segmented trial (tasks/segments.py): what it was told (task, continuation
@@ -151,6 +153,20 @@ class TrajectoryFigures(TypedDict):
     cut: bool  # the raw evidence was cut at --agentbench-raw-limit
 
 
+class Priming(TypedDict):
+    """A warm arm's priming run (trial/priming.py): one step of the same CLI and arm in a
+    scratch workspace, before the trial. Its figures are its own, never the trial's. cause:
+    why it failed (then the trial is an infrastructure failure or a provider stop), None when
+    it primed; requests: the metered model requests, None when unmetered."""
+
+    cause: str | None
+    wall_s: float
+    tokens: Tokens | None  # the CLI's own report
+    cost_usd: float | None
+    requests: int | None
+    metered: NotRequired[Metered]
+
+
 class Observation(TypedDict):
     """One trial (task x repeat). status: scored, provider_stop, infrastructure, error or
     another reason it was not scored (only scored counts); cause: the machine-readable cause of
@@ -209,6 +225,8 @@ class Observation(TypedDict):
     # How the trial's last model call failed (meter.records.failed_call), set only when it also
     # left the workspace unchanged: the circuit breaker counts such trials.
     failed_call: NotRequired[str]
+    # A warm arm's priming run, apart from the trial's figures; absent: the arm is cold.
+    priming: NotRequired[Priming]
     # What the agent did, step by step, in figures (docs/trajectories.md); absent: recorded
     # before trajectories were kept, or the trial did not run.
     trajectory: NotRequired[TrajectoryFigures]

@@ -38,6 +38,19 @@ server reads first). A fault answers `times` requests (default: every request fr
 on). Usage numbers have the project's meaning (input includes cached_input, output includes
 reasoning) and are converted to each protocol's own convention. Every request is recorded
 with what was served.
+
+A prefix cache, as providers keep one, is modelled with `"prefix_cache": "key"` (one cache
+per API key: the `Authorization` or `x-api-key` header) or `"global"` (one for all). A
+request's prompt is its `tools`, then `instructions` or `system`, then `input` or `messages`,
+each as compact JSON with sorted keys and without `id` keys (item ids, which codex makes
+afresh in every session, are not prompt text), joined in that order. The server remembers every
+prompt it was sent (side requests too) and reports as cached the share of the new prompt
+that is the longest common prefix with any remembered one, in whole tokens of the response's
+scripted input: cached_input = input * matched characters // prompt characters (rounded
+down; 0 for the first request of a cache). That replaces the script's cached_input;
+cache_write is kept, cut to what is left of input. So the same requests in the same order
+always report the same cached tokens, and a warm-up request with the same prefix shows as
+cached tokens in the requests after it.
 """
 
 from __future__ import annotations
@@ -48,7 +61,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -69,7 +82,7 @@ class Usage:
     cached_input: int = 0
     output: int = 0
     reasoning: int = 0
-    cache_write: int = 0  # part of input written to the cache (only Anthropic reports it)
+    cache_write: int = 0  # part of input written to the cache (Responses: only when not 0)
 
     def __post_init__(self) -> None:
         if self.cached_input + self.cache_write > self.input:
@@ -120,6 +133,7 @@ class Script:
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     model: str = "scripted-model"
     judge: str | None = None  # a judge persona (JUDGES), answering judge prompts by rule
+    prefix_cache: str | None = None  # PREFIX_SCOPES: cached tokens from seen prompt prefixes
 
 
 JUDGES = ("shorter", "first")
@@ -184,7 +198,68 @@ def load_script(source: Path | str | Mapping[str, Any]) -> Script:
         idle_timeout=float(data.get("idle_timeout", DEFAULT_IDLE_TIMEOUT)),
         model=str(data.get("model", Script.model)),
         judge=_parse_judge(data.get("judge"), f"{where}: judge"),
+        prefix_cache=_parse_scope(data.get("prefix_cache"), f"{where}: prefix_cache"),
     )
+
+
+PREFIX_SCOPES = ("key", "global")
+PROMPT_PARTS = (("tools",), ("instructions", "system"), ("input", "messages"))
+
+
+def _parse_scope(raw: Any, where: str) -> str | None:
+    if raw is not None and raw not in PREFIX_SCOPES:
+        raise ScriptError(f"{where}: {raw!r} is not a cache scope; use one of {PREFIX_SCOPES}")
+    return raw
+
+
+def _without_ids(value: Any) -> Any:
+    """value without `id` keys: item ids name stored items, they are not prompt text."""
+    if isinstance(value, Mapping):
+        return {k: _without_ids(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, list):
+        return [_without_ids(v) for v in value]
+    return value
+
+
+def prompt_text(body: Mapping[str, Any]) -> str:
+    """A request's prompt as the prefix cache compares it (see the module)."""
+    parts = []
+    for names in PROMPT_PARTS:
+        for name in names:
+            if name in body:
+                text = json.dumps(_without_ids(body[name]), sort_keys=True, separators=(",", ":"))
+                parts.append(text)
+    return "\n".join(parts)
+
+
+def common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of a and b (binary search on slices)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class PrefixCache:
+    """The prompts seen per scope, and the cached share of a new one. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+
+    def serve(self, scope: str, prompt: str, usage: Usage) -> Usage:
+        """usage with cached_input from the longest seen prefix; the prompt is remembered."""
+        with self._lock:
+            seen = self._seen.setdefault(scope, [])
+            matched = max((common_prefix(prompt, old) for old in seen), default=0)
+            seen.append(prompt)
+        cached = usage.input * matched // len(prompt) if prompt else 0
+        writes = min(usage.cache_write, usage.input - cached)
+        return Usage(usage.input, cached, usage.output, usage.reasoning, writes)
 
 
 def _parse_judge(raw: Any, where: str) -> str | None:
@@ -493,9 +568,12 @@ class ResponsesProtocol(Protocol):
                 {"type": "response.output_item.done", "output_index": index, "item": item},
             )
         u = reply.usage
+        details = {"cached_tokens": u.cached_input}
+        if u.cache_write:  # reported only when there were writes, as gateways that count them
+            details["cache_write_tokens"] = u.cache_write
         usage = {
             "input_tokens": u.input,
-            "input_tokens_details": {"cached_tokens": u.cached_input},
+            "input_tokens_details": details,
             "output_tokens": u.output,
             "output_tokens_details": {"reasoning_tokens": u.reasoning},
             "total_tokens": u.input + u.output,
@@ -751,6 +829,7 @@ class ScriptedModelServer:
         """tls: a server-side context to speak HTTPS, as real providers do."""
         self.script = script if isinstance(script, Script) else load_script(script)
         self.player = ScriptPlayer(self.script)
+        self.prefix_cache = PrefixCache()
         self.requests: list[RequestRecord] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -873,6 +952,12 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 self._json(400, {"error": {"message": "request body is not JSON"}})
                 return
             step = server.player.next_step(protocol, body)
+            if server.script.prefix_cache is not None and step.reply is not None:
+                scope = "global"
+                if server.script.prefix_cache == "key":
+                    scope = str(self.headers.get("x-api-key") or self.headers.get("authorization"))
+                usage = server.prefix_cache.serve(scope, prompt_text(body), step.reply.usage)
+                step.reply = replace(step.reply, usage=usage)
             server.record(
                 path=path,
                 protocol=protocol.name,

@@ -32,9 +32,9 @@ from pytest_agentbench.tasks.observation import (
     SCORED,
     AgentFacts,
     AttemptRecord,
-
     LegRecord,
     Observation,
+    Priming,
     RoundRecord,
     Tokens,
 )
@@ -45,6 +45,7 @@ from pytest_agentbench.trajectory.raw import Evidence, RawArchive, RoundEvidence
 from pytest_agentbench.trajectory.summary import atif_text, summarise
 from pytest_agentbench.trial.artifacts import scrub, trial_change
 from pytest_agentbench.trial.measuring import task_reference, trial_measures
+from pytest_agentbench.trial.priming import prime, warm_arm
 
 FEEDBACK_PREAMBLE = (
     "The check of your result failed. Continue working in the current workspace to complete "
@@ -95,6 +96,7 @@ def sum_tokens(usages: list[TokenUsage | None]) -> Tokens | None:
         "cached_input": total("cached_input"),
         "output": total("output"),
         "reasoning": total("reasoning"),
+        "cache_write": total("cache_write"),
     }
 
 
@@ -156,6 +158,7 @@ class Trial:
     _agent_s: float = field(init=False, default=0.0)  # measured, whatever the agent reports
     _archive: RawArchive = field(init=False, default_factory=RawArchive)
     _paths: PathNormaliser = field(init=False, default_factory=lambda: PathNormaliser([], [], []))
+    _priming: Priming | None = field(init=False, default=None)  # the last attempt's, if warm
     _legs: list[LegRecord] = field(init=False, default_factory=list)  # every attempt's legs
 
     @property
@@ -176,6 +179,7 @@ class Trial:
         started = time.monotonic() if started is None else started
         self._evidence = []
         self._legs = []
+        self._priming = None
         self._agent_s = 0.0
         self._archive = RawArchive(self.settings.raw_limit)
         rounds: list[RoundRecord] = []
@@ -319,9 +323,16 @@ class Trial:
             plan,
         )
         self._paths = sandbox_paths(self.task, sandbox)
+        task_prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
+        if warm_arm(self.arm):
+            self._priming, stop = prime(self.agent, self.provider, ctx, task_prompt, self.trial_id)
+            if stop:
+                return AttemptEnd(False, f"provider stop in the priming run: {stop}", stop, None)
+            if self._priming["cause"]:
+                cause = self._priming["cause"]
+                raise InfrastructureError(cause, "the priming run of a warm arm failed")
         session = self.agent.start(ctx)
         timeout = self.settings.timeout_for(self.task.timeout)
-        task_prompt = arm_prompt(self.arm, self.task) or self.task.prompt  # (skipped when None)
         failure_text = ""
         grade: Grade | None = None
         legs_wall = 0.0
@@ -509,6 +520,8 @@ class Trial:
             observation["legs"] = self._legs
         if self.arm is not None:
             observation["arm"] = self.arm.name
+        if self._priming is not None:
+            observation["priming"] = self._priming
         if end.infra:
             observation["detail"] = end.failure_text
         return observation
