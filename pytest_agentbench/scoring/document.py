@@ -16,7 +16,6 @@ from pytest_agentbench.scoring.attempts import (
     task_class,
     trial_class,
 )
-
 from pytest_agentbench.scoring.legs import legs_block
 from pytest_agentbench.scoring.measures import measure_block
 from pytest_agentbench.scoring.metrics import classes, integrity, outcome_counts, summarize
