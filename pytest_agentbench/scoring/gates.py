@@ -428,12 +428,20 @@ def _counts(side: TaskSide, outcome: Outcome) -> Counts:
     return Counts(side.passes(outcome), side.unknown)
 
 
+def _task_sides(
+    comparator: Configuration, candidate: Configuration
+) -> tuple[set[str], dict[str, TaskSide], dict[str, TaskSide]]:
+    """The tasks either side has no solution for (left out, as everywhere in compare) and each
+    side's per-task figures over the rest."""
+    left_out = no_solution_tasks(comparator) | no_solution_tasks(candidate)
+    return left_out, sides_of(comparator, left_out), sides_of(candidate, left_out)
+
+
 def evaluate_count_gate(
     gate: CountGate, comparator: Configuration, candidate: Configuration, tasks: set[str]
 ) -> GateResult:
     """A count gate over TASKS (no-solution tasks left out, as everywhere in compare)."""
-    left_out = no_solution_tasks(comparator) | no_solution_tasks(candidate)
-    comp_sides, cand_sides = sides_of(comparator, left_out), sides_of(candidate, left_out)
+    left_out, comp_sides, cand_sides = _task_sides(comparator, candidate)
     result = GateResult(gate.name, "", PASS, "", comparator.name or comparator.label())
     rows: dict[str, tuple[Counts, Counts]] = {}
     problems = []
@@ -555,8 +563,7 @@ def evaluate_metric_gate(
     gate: MetricGate, comparator: Configuration, candidate: Configuration, tasks: set[str]
 ) -> GateResult:
     """A metric gate over TASKS: each side's statistic, candidate against comparator x factor."""
-    left_out = no_solution_tasks(comparator) | no_solution_tasks(candidate)
-    comp_sides, cand_sides = sides_of(comparator, left_out), sides_of(candidate, left_out)
+    left_out, comp_sides, cand_sides = _task_sides(comparator, candidate)
     result = GateResult(gate.name, "", PASS, "", comparator.name or comparator.label())
     ratio = gate.statistic == RATIO_STATISTIC
     blocking, uneven, counted = [], [], []

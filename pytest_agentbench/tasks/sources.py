@@ -83,16 +83,18 @@ def resolve_formatted_source(spec: str, base: Path) -> tuple[str | None, Path]:
     return forced, _directory(spec, rest, base)
 
 
+def _given(spec: str, rest: str, base: Path, kind: str, wanted: str) -> Path:
+    """The path a --tasks source names (relative to base), which must be a KIND ("file" or
+    "directory"); the error says what to give instead."""
+    path = Path(rest) if Path(rest).is_absolute() else base / rest
+    if not (path.is_file() if kind == "file" else path.is_dir()):
+        raise pytest.UsageError(f"--tasks {spec}: {path} is not a {kind} (give {wanted})")
+    return path
+
+
 def _instances_file(spec: str, rest: str, base: Path) -> Path:
-    path = Path(rest)
-    if not path.is_absolute():
-        path = base / path
-    if not path.is_file():
-        raise pytest.UsageError(
-            f"--tasks {spec}: {path} is not a file (give a JSONL file of SWE-bench instances, "
-            "one JSON object a line)"
-        )
-    return Path(os.path.abspath(path))
+    wanted = "a JSONL file of SWE-bench instances, one JSON object a line"
+    return Path(os.path.abspath(_given(spec, rest, base, "file", wanted)))
 
 
 def is_instances_file(path: Path, sources: list[tuple[str | None, Path]]) -> bool:
@@ -101,15 +103,8 @@ def is_instances_file(path: Path, sources: list[tuple[str | None, Path]]) -> boo
 
 
 def _directory(spec: str, rest: str, base: Path) -> Path:
-    path = Path(rest)
-    if not path.is_absolute():
-        path = base / path
-    if not path.is_dir():
-        raise pytest.UsageError(
-            f"--tasks {spec}: {path} is not a directory (give a directory of task directories "
-            "or builtin:NAME)"
-        )
-    return path
+    wanted = "a directory of task directories or builtin:NAME"
+    return _given(spec, rest, base, "directory", wanted)
 
 
 def default_sources() -> list[Path]:
