@@ -87,9 +87,10 @@ class LegPlan:
         return self.steers[leg] if kind == "steer" else CONTINUATION
 
     def step_limit(self, turn: int, max_steps: int | None) -> int | None:
-        """The step cap of a session turn: a leg's share; a recovery round's the task's own."""
+        """The step cap of a session turn: a leg's share; a recovery round's, or an unbroken
+        session's, the task's own."""
         leg = self.leg_of(turn)
-        return self.steps[leg - 1] if leg is not None else max_steps
+        return self.steps[leg - 1] if leg is not None and self.segmented else max_steps
 
 
 def trial_legs(run: int, task: int | None, arm: int | None) -> int:
