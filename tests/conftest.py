@@ -24,6 +24,14 @@ from tiny_tasks import make_tasks
 from pytest_agentbench.sandbox.bwrap import bwrap_works
 from pytest_agentbench.testing.clis import PINS
 
+# trio (selenium's) registers a hypothesis plugin whose import warns that hypothesis may lose
+# its PRNG; the hypothesis pytest plugin imports hypothesis late, in the terminal summary, so
+# every pytest subprocess a test starts would end with a third party's "1 warning".
+_THIRD_PARTY_WARNING = "ignore:It looks like `register_random` was passed an object"
+os.environ["PYTHONWARNINGS"] = ",".join(
+    filter(None, [os.environ.get("PYTHONWARNINGS"), _THIRD_PARTY_WARNING])
+)
+
 TEST_IMAGE = os.environ.get("AGENTBENCH_TEST_IMAGE", "agentbench-test:1")
 # The same image with the pinned agent CLIs installed in it (built by .ci/install-sandboxes.sh).
 AGENT_IMAGE = os.environ.get("AGENTBENCH_TEST_AGENT_IMAGE", "agentbench-test-agents:1")
