@@ -230,6 +230,17 @@ def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
         "docker_image",
         "image for --sandbox=docker (a task's own image field wins)",
     )
+    group.addoption(
+        "--docker-host",
+        dest="docker_hosts",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="a Docker engine of the pool trials are placed on, repeatable: unix:///PATH, "
+        "tcp://HOST:PORT?tls=DIR, ssh://USER@HOST or a context's name, each optionally "
+        "#slots=N (default: the one engine DOCKER_HOST names)",
+    )
+    parser.addini("agentbench_docker_host", type="linelist", help="default --docker-host URLs")
     _add(
         parser,
         group,
@@ -547,6 +558,18 @@ def _exposed_paths(config: pytest.Config) -> tuple[str, ...]:
     return tuple(str(base / Path(path).expanduser()) for path in raw)
 
 
+def _docker_hosts(config: pytest.Config, sandbox: str) -> tuple[str, ...]:
+    """--docker-host values, else the ini's; only --sandbox=docker places trials on engines."""
+    given = _given(config, "docker_hosts") or config.getini("agentbench_docker_host") or []
+    hosts = tuple(str(host) for host in given)
+    if hosts and sandbox != "docker":
+        raise pytest.UsageError(
+            f"--docker-host is a pool of Docker engines for --sandbox=docker (this run's sandbox "
+            f"is {sandbox}); add --sandbox=docker or leave --docker-host out"
+        )
+    return hosts
+
+
 def run_places(config: pytest.Config) -> tuple[str, ...]:
     """The project (the directory of its ini file) and where runs are written: the default
     root, --agentbench-run-dir and --agentbench-resume; agents see none of them."""
@@ -650,6 +673,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         seed=parse_int("--agentbench-seed", _value(config, "seed", 0), 0),
         sandbox=sandbox,
         docker_image=docker_image,
+        docker_hosts=_docker_hosts(config, sandbox),
         swebench_images=_swebench_images(config),
         agent_home=agent_home,
         agent_expose=_exposed_paths(config),

@@ -103,6 +103,7 @@ class Settings:
     seed: int = 0
     sandbox: str = "auto"
     docker_image: str | None = None
+    docker_hosts: tuple[str, ...] = ()  # --docker-host: a pool of engines (sandbox/engines.py)
     # SWE-bench images by instance: {id} and {hub_id} filled in (tasks/swebench.py); the image
     # name is part of each instance's fixture hash, so runs on other images never pool.
     swebench_images: str = "sweb.eval.x86_64.{hub_id}:latest"
