@@ -22,6 +22,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+# Imported with the test module, before pytester's in-process runs snapshot sys.modules: a
+# second import of cryptography after such a run drops it fails its own isinstance checks.
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
 START_S = 60.0  # a dockerd that does not answer in this long is not coming
 STOP_S = 20.0
 
@@ -30,11 +37,6 @@ def _certificates(directory: Path) -> tuple[Path, Path]:
     """A CA, the daemon's certificate for 127.0.0.1 and a client's; returns (server dir,
     client dir): the client one holds ca.pem, cert.pem and key.pem, as --docker-host ?tls=
     takes it."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
     now = datetime.datetime.now(datetime.UTC)
 
     def name(text: str) -> x509.Name:
@@ -198,22 +200,28 @@ def second_engine(image: str) -> Iterator[SecondEngine]:
         def answers() -> bool:
             if process.poll() is not None:
                 raise RuntimeError(f"dockerd exited: {(root / 'dockerd.log').read_text()[-2000:]}")
-            try:
-                with contextlib.closing(docker.DockerClient(base_url=engine.unix_url)) as c:
-                    return bool(c.ping())
-            except Exception:
+            if not sock.exists():
                 return False
+            # A fixed API version: the client asks nothing before the ping, so one that fails
+            # is closed with its connection.
+            with contextlib.closing(
+                docker.DockerClient(base_url=engine.unix_url, version="1.24")
+            ) as c:
+                try:
+                    return bool(c.ping())
+                except Exception:
+                    return False
 
         _wait_until(answers, "the second dockerd answers", START_S)
-        saved = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
-        subprocess.run(
-            ["docker", "-H", engine.unix_url, "load", "-q"],
-            stdin=saved.stdout,
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        assert saved.wait(60) == 0
+        with subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE) as saved:
+            subprocess.run(
+                ["docker", "-H", engine.unix_url, "load", "-q"],
+                stdin=saved.stdout,
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
+        assert saved.returncode == 0
         yield engine
     finally:
         if process.poll() is None:

@@ -297,7 +297,7 @@ class DockerSandbox(Sandbox):
         self._lay_out(root, inner_workspace, INNER_HOME)  # home beside it: the engine mounts it
         self.container = container
         self.engine_of = engine or provider.engines[0]
-        self.engine = self.engine_of.spec.name
+        self.engine = self.engine_of.spec.name if provider.placing is not None else None
         self.placed = placed  # the trial id holding a slot of the pool's placement
         self.script = root / ROUND_SCRIPT_NAME
         self.rounds = 0

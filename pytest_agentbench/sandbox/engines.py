@@ -221,5 +221,5 @@ def engine_silent(engine: Engine, timeout: float = PING_TIMEOUT_S) -> str | None
     try:
         api._result(api._get(api._url("/_ping"), timeout=timeout))
     except Exception as error:
-        return f"no answer to a ping ({type(error).__name__}: {error})"
+        return f"no answer to a ping ({type(error).__name__})"
     return None
