@@ -1,7 +1,8 @@
 """A second, real Docker engine for the pool's tests: its own dockerd with its own data root,
 exec root, pid file and managed containerd, on a unix socket and on TLS TCP at 127.0.0.1 with
-certificates made here, no bridge and no iptables rules (the machine's engine is untouched),
-the test image loaded into it from the machine's engine.
+certificates made here, a bridge of its own and no iptables rules (the machine's engine is
+untouched: `--bridge=none` would make the second daemon delete docker0, the first one's
+bridge), the test image loaded into it from the machine's engine.
 
 Everything it started is ended by pid when the test ends, also after the test killed the
 daemon itself (its containerd and shims, found by the exec root they name)."""
@@ -159,16 +160,40 @@ def _wait_until(check: object, what: str, seconds: float) -> None:
 
 
 @contextlib.contextmanager
+def _bridge(name: str, address: str) -> Iterator[None]:
+    """A bridge of the second engine's own, removed afterwards."""
+    subprocess.run(["ip", "link", "add", name, "type", "bridge"], check=True)
+    try:
+        subprocess.run(["ip", "addr", "add", address, "dev", name], check=True)
+        yield
+    finally:
+        subprocess.run(["ip", "link", "del", name], check=False, capture_output=True)
+
+
+@contextlib.contextmanager
 def second_engine(image: str) -> Iterator[SecondEngine]:
     """A second dockerd holding image, for as long as the block runs."""
-    import docker
-
     dockerd = shutil.which("dockerd")
     if dockerd is None or os.getuid() != 0:
         raise RuntimeError("a second Docker engine needs dockerd and root")
     root = Path(tempfile.mkdtemp(prefix="ab-e2-", dir="/tmp"))  # short: socket paths are bounded
+    try:
+        port = _free_port()
+        bridge = f"abe2{root.name[-8:]}".replace("_", "")[:15]  # interface names: 15 bytes
+        with (
+            _bridge(bridge, f"10.213.{port % 250}.1/24"),
+            _daemon(dockerd, root, port, bridge, image) as engine,
+        ):
+            yield engine
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _daemon(dockerd: str, root: Path, port: int, bridge: str, image: str) -> Iterator[SecondEngine]:
+    import docker
+
     server, client_tls = _certificates(root / "certs")
-    port = _free_port()
     sock = root / "docker.sock"
     log = open(root / "dockerd.log", "wb")  # noqa: SIM115
     process = subprocess.Popen(
@@ -183,7 +208,7 @@ def second_engine(image: str) -> Iterator[SecondEngine]:
             f"--tlscacert={server / 'ca.pem'}",
             f"--tlscert={server / 'cert.pem'}",
             f"--tlskey={server / 'key.pem'}",
-            "--bridge=none",
+            f"--bridge={bridge}",
             "--iptables=false",
             "--ip-masq=false",
             "--containerd-namespace=agentbench-e2",
@@ -240,4 +265,3 @@ def second_engine(image: str) -> Iterator[SecondEngine]:
                 point = mount.split()[1]
                 if point.startswith(str(root)):
                     subprocess.run(["umount", "-l", point], check=False, capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
