@@ -122,6 +122,10 @@ class Settings:
     meter: str = "auto"
     faults: str = ""
     meter_log: Path | None = None
+    # --agentbench-meter-listen: the address each process's meter takes trials' routes on
+    # (None: loopback only), with --agentbench-meter-tls's "CERT,KEY" (None: plain HTTP).
+    meter_listen: str | None = None
+    meter_tls: str | None = None
     label: str | None = None  # the run's name in reports; runs of one label pool
     raw_limit: int = 16 << 20  # compressed bytes of raw evidence kept per trial (raw.jsonl.gz)
     trajectories: bool = True  # off: no trajectory, figures, checks or raw evidence at all
@@ -173,6 +177,9 @@ class Settings:
         data["measure"] = list(self.measure)
         if not self.faults:  # runs without faults or a request log record no such keys
             data.pop("faults")
+        for key in ("docker_hosts", "meter_listen", "meter_tls"):  # recorded when given
+            if not data[key]:
+                data.pop(key)
         if self.meter_log is None:
             data.pop("meter_log")
         else:
