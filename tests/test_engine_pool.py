@@ -18,6 +18,8 @@ from pytest_agentbench.sandbox.engines import default_slots, parse_engine
 from pytest_agentbench.sandbox.placement import PLACEMENT_FILE, Placement, choose, pool_engines
 from pytest_agentbench.settings import SandboxLimits
 
+from conftest import one_error_line
+
 
 def test_urls_of_each_transport(tmp_path: Path) -> None:
     for name in ("ca.pem", "cert.pem", "key.pem"):
@@ -187,3 +189,31 @@ def test_a_dead_processes_slots_are_freed(tmp_path: Path) -> None:
     process.kill()
     process.join(30)
     assert placement.try_acquire("t2") == "a"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--sandbox=docker", "--docker-image=any:1", "--docker-host=tcp://127.0.0.1:1"],
+            "ERROR: --docker-host 'tcp://127.0.0.1:1': no Docker engine answers (*); check "
+            "that dockerd listens there *, or leave this engine out of the pool",
+        ),
+        (
+            ["--sandbox=docker", "--docker-image=any:1", "--docker-host=http://h:2375"],
+            "ERROR: --docker-host 'http://h:2375': unknown transport http://; give unix:///PATH*",
+        ),
+        (
+            ["--sandbox=bwrap", "--docker-host=unix:///var/run/docker.sock"],
+            "ERROR: --docker-host is a pool of Docker engines for --sandbox=docker (this run's "
+            "sandbox is bwrap); add --sandbox=docker or leave --docker-host out",
+        ),
+    ],
+)
+def test_a_pool_that_cannot_be_used_stops_the_run_before_any_trial(
+    pytester: pytest.Pytester, args: list[str], says: str
+) -> None:
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--agent=oracle", "--tasks=builtin:smoke", *args
+    )
+    one_error_line(result, says)

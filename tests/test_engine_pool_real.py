@@ -121,8 +121,22 @@ def test_trials_spread_over_two_engines_within_their_slots(
     }
     assert peak[MAIN] <= 2 and peak[engine.tcp_name] <= 3, peak
     assert max(peak.values()) >= 2, peak  # trials were in flight together
+    pool.stdout.fnmatch_lines(
+        [f"agentbench: docker engines {MAIN} (2 slots), {engine.tcp_name} (3 slots)"]
+    )
     lines = pytester.run("agentbench", "status", str(run_dir)).stdout.lines
     assert any(line.strip().startswith(f"{engine.tcp_name}: 3 slots") for line in lines), lines
+    cleaned = pytester.run(
+        "agentbench",
+        "clean",
+        "--dry-run",
+        f"--docker-host={MAIN}",
+        f"--docker-host={engine.tcp_url}",
+    )
+    cleaned.stdout.fnmatch_lines(
+        [f"would remove 0 containers * that are gone on {n}" for n in (MAIN, engine.tcp_name)],
+        consecutive=False,
+    )
 
 
 def test_an_engine_that_dies_mid_run_has_its_trials_run_again_elsewhere(
