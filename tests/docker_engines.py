@@ -171,8 +171,8 @@ def _bridge(name: str, address: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def second_engine(image: str) -> Iterator[SecondEngine]:
-    """A second dockerd holding image, for as long as the block runs."""
+def second_engine(*images: str) -> Iterator[SecondEngine]:
+    """A second dockerd holding the images, for as long as the block runs."""
     dockerd = shutil.which("dockerd")
     if dockerd is None or os.getuid() != 0:
         raise RuntimeError("a second Docker engine needs dockerd and root")
@@ -182,7 +182,7 @@ def second_engine(image: str) -> Iterator[SecondEngine]:
         bridge = f"abe2{root.name[-8:]}".replace("_", "")[:15]  # interface names: 15 bytes
         with (
             _bridge(bridge, f"10.213.{port % 250}.1/24"),
-            _daemon(dockerd, root, port, bridge, image) as engine,
+            _daemon(dockerd, root, port, bridge, images) as engine,
         ):
             yield engine
     finally:
@@ -190,7 +190,9 @@ def second_engine(image: str) -> Iterator[SecondEngine]:
 
 
 @contextlib.contextmanager
-def _daemon(dockerd: str, root: Path, port: int, bridge: str, image: str) -> Iterator[SecondEngine]:
+def _daemon(
+    dockerd: str, root: Path, port: int, bridge: str, images: tuple[str, ...]
+) -> Iterator[SecondEngine]:
     import docker
 
     server, client_tls = _certificates(root / "certs")
@@ -238,13 +240,13 @@ def _daemon(dockerd: str, root: Path, port: int, bridge: str, image: str) -> Ite
                     return False
 
         _wait_until(answers, "the second dockerd answers", START_S)
-        with subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE) as saved:
+        with subprocess.Popen(["docker", "save", *images], stdout=subprocess.PIPE) as saved:
             subprocess.run(
                 ["docker", "-H", engine.unix_url, "load", "-q"],
                 stdin=saved.stdout,
                 check=True,
                 capture_output=True,
-                timeout=120,
+                timeout=300,
             )
         assert saved.returncode == 0
         yield engine

@@ -14,14 +14,19 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from docker_engines import SecondEngine, second_engine
 from test_concurrency import HALF_SOLVES, comparable, load
 
-from conftest import BACKGROUND_RUNS, TEST_IMAGE, simple_tasks, skip_unless_sandbox
+from conftest import AGENT_IMAGE, BACKGROUND_RUNS, TEST_IMAGE, simple_tasks, skip_unless_sandbox
+
+if TYPE_CHECKING:
+    from pytest_agentbench.testing.pytest_plugin import ServerFactory
 
 pytestmark = pytest.mark.real
+pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
 
 MAIN = "unix:///var/run/docker.sock"
 
@@ -191,3 +196,65 @@ def test_an_engine_that_dies_mid_run_has_its_trials_run_again_elsewhere(
     status = pytester.run("agentbench", "status", str(run_dir)).stdout.str()
     assert f"{engine.tcp_name}: 4 slots" in status and "DOWN for the rest of the run" in status
     assert f"engine {engine.tcp_name} DOWN: no answer to a ping" in log.read_text()
+
+
+@pytest.fixture
+def agents_engine() -> Iterator[SecondEngine]:
+    """A second engine holding the image with the agent CLIs (about a minute to load)."""
+    skip_unless_sandbox("docker-image")
+    try:
+        with second_engine(AGENT_IMAGE) as started:
+            yield started
+    except RuntimeError as error:
+        pytest.skip(f"no second Docker engine: {error}")
+
+
+def test_a_codex_trial_on_the_tls_engine_is_metered_through_the_listening_address(
+    pytester: pytest.Pytester,
+    agentbench_model_server: ServerFactory,
+    agents_engine: SecondEngine,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pool's only engine is the TLS one: the workspace is copied in and out, the CLI is
+    the image's own, and the meter is reached at this machine's outward address, its tokens
+    those the model server served."""
+    from test_agents_real import EDIT, EXPECTED, INPUT, PROMPT, USAGE, served_totals
+    from test_meter_listen import _outward_address
+
+    address = _outward_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    monkeypatch.setenv("AGENTBENCH_TEST_KEY", f"sk-scripted-{uuid.uuid4().hex}")
+    server = agentbench_model_server(
+        {"usage": USAGE, "turns": [EDIT, {"message": "Changed hello to goodbye."}]}
+    )
+    task = pytester.path / "tasks" / f"edit-notes-{uuid.uuid4().hex[:8]}"
+    (task / "workspace").mkdir(parents=True)
+    (task / "expected").mkdir()
+    (task / "task.toml").write_text(f'prompt = "{PROMPT}"\ntimeout = 60\n')
+    (task / "workspace" / "notes.txt").write_text(INPUT)
+    (task / "expected" / "notes.txt").write_text(EXPECTED)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--agent=codex",
+        "--sandbox=docker",
+        f"--docker-image={AGENT_IMAGE}",
+        f"--docker-host={agents_engine.tcp_url}",
+        f"--agentbench-meter-listen={address}",
+        "--agentbench-meter-insecure",
+        f"--tasks={task}",
+        "--model=scripted-model",
+        "--agent-opt=bin=codex",
+        f"--agent-opt=base_url={server.openai_base_url}",
+        "--agent-opt=api_key_env=AGENTBENCH_TEST_KEY",
+        "--agent-opt=retries=0",
+        "--agentbench-json=report.json",
+        timeout=180,
+    )
+    result.assert_outcomes(passed=1)
+    (obs,) = load(pytester.path / "report.json")["observations"]
+    assert obs["engine"] == agents_engine.tcp_name
+    assert obs["status"] == "scored" and obs["first_exact"] is True
+    assert obs["metered"]["requests"] == len(server.requests) >= 2
+    assert obs["tokens"] == served_totals(server, "codex")
