@@ -13,6 +13,7 @@ use; the first listed on a tie); with none free it waits; with every engine down
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import json
@@ -72,6 +73,7 @@ class Placement:
         os.close(handle)
         self.path = Path(name)
         self._private: Path | None = self.path
+        atexit.register(self.path.unlink, missing_ok=True)  # a run that never shared it
 
     def share_in(self, directory: Path) -> None:
         """Place through the run directory's file from now on (asked before the first trial)."""
