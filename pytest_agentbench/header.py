@@ -27,9 +27,19 @@ def header_lines(config: pytest.Config) -> list[str]:
         f"reasoning {settings.reasoning or 'default'}, sandbox {provider.kind}, "
         f"repeats {settings.repeats}, oracle recoveries {settings.oracle_recoveries}, "
         f"retry failures {settings.retry_failures}, seed {settings.seed}" + segments_text(settings),
+        *pool_header(provider.describe()),
         *warning_lines(config),
         *untested_version_lines(settings, info),
     ]
+
+
+def pool_header(sandbox: dict[str, Any]) -> list[str]:
+    """The engines of a pool (--docker-host) with their slots, on one line."""
+    engines = sandbox.get("engines")
+    if not engines:
+        return []
+    listed = ", ".join(f"{e['name']} ({e['slots']} slots)" for e in engines)
+    return [f"agentbench: docker engines {listed}"]
 
 
 def untested_version_lines(settings: Settings, info: dict[str, Any]) -> list[str]:

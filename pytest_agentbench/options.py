@@ -204,6 +204,31 @@ def _add_meter_options(parser: pytest.Parser, group: Any) -> None:
         "meter_log",
         "append every metered request body (JSON lines, no headers) to this file",
     )
+    _add(
+        parser,
+        group,
+        "--agentbench-meter-listen",
+        "meter_listen",
+        "the address each process's meter takes trials' model requests on, for engines of "
+        "another machine to reach (default 127.0.0.1; another needs --agentbench-meter-tls or "
+        "--agentbench-meter-insecure)",
+    )
+    _add(
+        parser,
+        group,
+        "--agentbench-meter-tls",
+        "meter_tls",
+        "CERT,KEY: the meter's listening address serves HTTPS with this certificate and key",
+    )
+    group.addoption(
+        "--agentbench-meter-insecure",
+        dest="meter_insecure",
+        action="store_true",
+        default=None,
+        help="let the meter listen on a non-loopback address over plain HTTP (the agent's API "
+        "key crosses the network in the clear)",
+    )
+    parser.addini("agentbench_meter_insecure", type="bool", help="default for the flag")
 
 
 def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
@@ -230,6 +255,17 @@ def _add_sandbox_options(parser: pytest.Parser, group: Any) -> None:
         "docker_image",
         "image for --sandbox=docker (a task's own image field wins)",
     )
+    group.addoption(
+        "--docker-host",
+        dest="docker_hosts",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="a Docker engine of the pool trials are placed on, repeatable: unix:///PATH, "
+        "tcp://HOST:PORT?tls=DIR, ssh://USER@HOST or a context's name, each optionally "
+        "#slots=N (default: the one engine DOCKER_HOST names)",
+    )
+    parser.addini("agentbench_docker_host", type="linelist", help="default --docker-host URLs")
     _add(
         parser,
         group,
@@ -547,6 +583,18 @@ def _exposed_paths(config: pytest.Config) -> tuple[str, ...]:
     return tuple(str(base / Path(path).expanduser()) for path in raw)
 
 
+def _docker_hosts(config: pytest.Config, sandbox: str) -> tuple[str, ...]:
+    """--docker-host values, else the ini's; only --sandbox=docker places trials on engines."""
+    given = _given(config, "docker_hosts") or config.getini("agentbench_docker_host") or []
+    hosts = tuple(str(host) for host in given)
+    if hosts and sandbox != "docker":
+        raise pytest.UsageError(
+            f"--docker-host is a pool of Docker engines for --sandbox=docker (this run's sandbox "
+            f"is {sandbox}); add --sandbox=docker or leave --docker-host out"
+        )
+    return hosts
+
+
 def run_places(config: pytest.Config) -> tuple[str, ...]:
     """The project (the directory of its ini file) and where runs are written: the default
     root, --agentbench-run-dir and --agentbench-resume; agents see none of them."""
@@ -650,6 +698,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         seed=parse_int("--agentbench-seed", _value(config, "seed", 0), 0),
         sandbox=sandbox,
         docker_image=docker_image,
+        docker_hosts=_docker_hosts(config, sandbox),
         swebench_images=_swebench_images(config),
         agent_home=agent_home,
         agent_expose=_exposed_paths(config),
@@ -669,6 +718,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         meter=meter,
         faults=faults,
         meter_log=meter_log,
+        **_meter_listen(config),
         label=_value(config, "label", None) or None,
         raw_limit=parse_raw_limit(_value(config, "raw_limit", None)),
         trajectories=parse_switch(
@@ -864,6 +914,56 @@ def _meter_settings(config: pytest.Config) -> tuple[str, str, Path | None]:
             "--agentbench-meter=off"
         )
     return meter, faults, Path(log_raw) if log_raw else None
+
+
+def _meter_listen(config: pytest.Config) -> dict[str, str | None]:
+    """--agentbench-meter-listen and --agentbench-meter-tls, checked: an address other than
+    loopback carries the agent's API key, so it takes TLS or an explicit
+    --agentbench-meter-insecure; an unspecified address (0.0.0.0) names no address a trial
+    could be given."""
+    import ipaddress
+
+    listen = _value(config, "meter_listen", None)
+    tls = _value(config, "meter_tls", None)
+    insecure = bool(_value(config, "meter_insecure", False))
+    if listen is None and tls:
+        raise pytest.UsageError(
+            "--agentbench-meter-tls is for --agentbench-meter-listen HOST: give the address "
+            "the engines reach the meter at"
+        )
+    if tls:
+        cert, comma, key = str(tls).partition(",")
+        if not comma or not cert or not key:
+            raise pytest.UsageError(
+                f"--agentbench-meter-tls {tls!r}: give CERT,KEY (two PEM files, comma-separated)"
+            )
+        base = Path(config.invocation_params.dir)
+        paths = [base / Path(part).expanduser() for part in (cert, key)]
+        missing = [str(path) for path in paths if not path.is_file()]
+        if missing:
+            raise pytest.UsageError(f"--agentbench-meter-tls: no such file {missing[0]}")
+        tls = ",".join(str(path) for path in paths)
+    if listen is None:
+        return {}
+    host = str(listen).strip("[]")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None  # a host name: this machine's name as the engines resolve it
+    if address is not None and address.is_unspecified:
+        raise pytest.UsageError(
+            f"--agentbench-meter-listen {listen}: name the one address the engines reach this "
+            "machine at (each trial is handed a URL with it), not every address"
+        )
+    loopback = host == "localhost" or (address is not None and address.is_loopback)
+    if not loopback and not tls and not insecure:
+        raise pytest.UsageError(
+            f"--agentbench-meter-listen {listen}: trials' model requests, the agent's API key "
+            "among their headers, would cross the network in plain HTTP; give "
+            "--agentbench-meter-tls CERT,KEY, or --agentbench-meter-insecure on a network you "
+            "trust"
+        )
+    return {"meter_listen": host, "meter_tls": str(tls) if tls else None}
 
 
 def _swebench_images(config: pytest.Config) -> str:

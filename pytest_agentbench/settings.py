@@ -103,6 +103,7 @@ class Settings:
     seed: int = 0
     sandbox: str = "auto"
     docker_image: str | None = None
+    docker_hosts: tuple[str, ...] = ()  # --docker-host: a pool of engines (sandbox/engines.py)
     # SWE-bench images by instance: {id} and {hub_id} filled in (tasks/swebench.py); the image
     # name is part of each instance's fixture hash, so runs on other images never pool.
     swebench_images: str = "sweb.eval.x86_64.{hub_id}:latest"
@@ -121,6 +122,10 @@ class Settings:
     meter: str = "auto"
     faults: str = ""
     meter_log: Path | None = None
+    # --agentbench-meter-listen: the address each process's meter takes trials' routes on
+    # (None: loopback only), with --agentbench-meter-tls's "CERT,KEY" (None: plain HTTP).
+    meter_listen: str | None = None
+    meter_tls: str | None = None
     label: str | None = None  # the run's name in reports; runs of one label pool
     raw_limit: int = 16 << 20  # compressed bytes of raw evidence kept per trial (raw.jsonl.gz)
     trajectories: bool = True  # off: no trajectory, figures, checks or raw evidence at all
@@ -172,6 +177,9 @@ class Settings:
         data["measure"] = list(self.measure)
         if not self.faults:  # runs without faults or a request log record no such keys
             data.pop("faults")
+        for key in ("docker_hosts", "meter_listen", "meter_tls"):  # recorded when given
+            if not data[key]:
+                data.pop(key)
         if self.meter_log is None:
             data.pop("meter_log")
         else:

@@ -482,7 +482,8 @@ class CliSession(AgentSession):
         upstream = agent.meter_upstream()
         wire_url = agent.base_url
         if upstream is not None:
-            self.meter = shared_meter(agent.settings.meter_log)
+            settings = agent.settings
+            self.meter = shared_meter(settings.meter_log, settings.meter_listen, settings.meter_tls)
             self.wire_dir = Path(tempfile.mkdtemp(prefix="agentbench-wire-", dir=owned_dir()))
             # A priming run meets no fault, and the meter lets one step of it through.
             self.meter_token, wire_url = self.meter.open_trial(

@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import functools
 import os
+from typing import Any
 
 HELP = (
     "remove trial directories and Docker containers left by runs that were killed (SIGKILL, "
@@ -23,6 +24,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="list what would be removed, remove nothing"
+    )
+    parser.add_argument(
+        "--docker-host",
+        dest="docker_hosts",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="an engine of the pool to clean, repeatable, as pytest's --docker-host takes it "
+        "(default: the engine DOCKER_HOST names, or the local one)",
     )
 
 
@@ -56,21 +66,42 @@ def run(args: argparse.Namespace) -> int:
         f"{verb} {len(removed) - len(left)} directories of runs that are gone, "
         f"kept {kept} of live runs, in {', '.join(roots)}"
     )
-    containers_left = _clean_containers(args.dry_run)
+    containers_left = sum(
+        _clean_containers(name, connect, args.dry_run)
+        for name, connect in _engines(args.docker_hosts or [])
+    )
     return 1 if left or containers_left else 0
 
 
-def _clean_containers(dry_run: bool) -> int:
-    """Remove (or list) the containers and snapshot images of runs that are gone, on the
-    engine DOCKER_HOST names (or the local one); how many could not be removed. No engine:
-    say so, nothing to do."""
+def _engines(hosts: list[str]) -> list[tuple[str, Any]]:
+    """Each engine to clean, named, with how to connect to it: the pool's, or DOCKER_HOST's."""
+    import pytest
+
+    if not hosts:
+        import docker
+
+        return [("", functools.partial(docker.from_env, timeout=10))]
+    from pytest_agentbench.sandbox.engines import connect_engine, parse_engine
+
+    try:
+        specs = [parse_engine(host) for host in hosts]
+    except pytest.UsageError as error:
+        raise ValueError(str(error)) from None
+    return [(spec.name, functools.partial(connect_engine, spec, 10)) for spec in specs]
+
+
+def _clean_containers(name: str, connect: Any, dry_run: bool) -> int:
+    """Remove (or list) the containers and snapshot images of runs that are gone, on one
+    engine (name: of the pool; "": the one DOCKER_HOST names, or the local one); how many could
+    not be removed. No engine: say so, nothing to do."""
+    on = f" on {name}" if name else ""
     try:
         import docker
 
-        client = docker.from_env(timeout=10)
+        client = connect()
         client.ping()
     except Exception as exc:  # no SDK, no engine, no permission: nothing of ours to see
-        print(f"containers: not checked (no Docker engine answers: {type(exc).__name__})")
+        print(f"containers{on}: not checked (no Docker engine answers: {type(exc).__name__})")
         return 0
     with contextlib.closing(client):
         from pytest_agentbench.sandbox.docker import dead_owner_containers, dead_owner_snapshots
@@ -95,5 +126,5 @@ def _clean_containers(dry_run: bool) -> int:
                 failed += 1
                 print(f"could not remove {kind} {name}: {exc.explanation or exc}")
     verb = "would remove" if dry_run else "removed"
-    print(f"{verb} {len(dead) - failed} containers and snapshot images of runs that are gone")
+    print(f"{verb} {len(dead) - failed} containers and snapshot images of runs that are gone{on}")
     return failed

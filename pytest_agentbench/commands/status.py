@@ -110,6 +110,7 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
     """The status document of a run directory (schema agentbench-status/1)."""
     from pytest_agentbench.run.progress import PROGRESS_FILE
     from pytest_agentbench.run.store import read_run_directory
+    from pytest_agentbench.sandbox.placement import pool_engines, read_placement
 
     now = time.time() if now is None else now
     record = read_run_directory(run_dir)
@@ -199,6 +200,7 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
         if elapsed is not None and state in ("running", "stopping")
         else None,
         "eta_s": eta,
+        "engines": pool_engines(read_placement(run_dir)),
     }
 
 
@@ -222,7 +224,7 @@ def _group_line(name: str, group: dict[str, Any]) -> str:
 
 def render(doc: dict[str, Any], tasks: bool = False) -> list[str]:
     """The status as lines for a terminal (a line per task too with TASKS)."""
-    from pytest_agentbench.report.evidence import not_scored_lines
+    from pytest_agentbench.report.evidence import not_scored_lines, pool_lines
 
     trials, first, spend = doc["trials"], doc["first_exact"], doc["spend"]
     planned = "?" if trials["planned"] is None else trials["planned"]
@@ -248,6 +250,7 @@ def render(doc: dict[str, Any], tasks: bool = False) -> list[str]:
         f"spend so far: {cost} ({spend['cost_unknown']} trials without a cost), "
         f"{tokens} tokens ({spend['tokens_unknown']} without tokens)",
     ]
+    lines += pool_lines(doc.get("engines"))
     if doc["reused"]:
         lines.append(f"reused from the run resumed: {plural(doc['reused'], 'trial')}")
     if doc["arms"]:

@@ -52,19 +52,32 @@ class MeterProcess:
     """One proxy process per pytest process; it exits when this process lets go of its stdin
     (stop(), or this process dying) or after max_seconds."""
 
-    def __init__(self, log: Path | None = None, max_seconds: float = 24 * 3600.0) -> None:
+    def __init__(
+        self,
+        log: Path | None = None,
+        max_seconds: float = 24 * 3600.0,
+        listen: str | None = None,
+        tls: str | None = None,
+    ) -> None:
         argv = [sys.executable, "-m", "pytest_agentbench.meter", "--max-seconds", str(max_seconds)]
         if log is not None:
             argv += ["--log", str(log)]
+        if listen is not None:
+            argv += ["--listen", listen, *(["--tls", tls] if tls else [])]
         self._proc = _spawn(argv)
         assert self._proc.stdout is not None
-        line = self._proc.stdout.readline().strip()
-        if not line.isdigit():
+        ports = self._proc.stdout.readline().split()
+        if not ports or not all(port.isdigit() for port in ports):
             self._proc.kill()
             _out, err = self._proc.communicate(timeout=10)
             raise MeterError(f"the metering proxy did not start: {err.decode(errors='replace')}")
-        self.port = int(line)
-        self.root = f"http://127.0.0.1:{self.port}"
+        self.port = int(ports[0])
+        self.root = f"http://127.0.0.1:{self.port}"  # the harness's: trials open and close here
+        # Where trials' routes are: loopback, or the listening address engines reach.
+        self.routes = self.root
+        if listen is not None:
+            host = f"[{listen}]" if ":" in listen else listen
+            self.routes = f"{'https' if tls else 'http'}://{host}:{int(ports[1])}"
 
     def _call(self, method: str, path: str, payload: Any = None) -> Any:
         data = json.dumps(payload).encode() if payload is not None else None
@@ -88,7 +101,7 @@ class MeterProcess:
             "cap": cap,
         }
         self._call("PUT", f"/_trial/{token}", spec)
-        return token, f"{self.root}/t/{token}"
+        return token, f"{self.routes}/t/{token}"
 
     def counters(self, token: str) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", f"/_trial/{token}")
@@ -117,14 +130,16 @@ _shared: MeterProcess | None = None
 _shared_lock = threading.Lock()  # concurrent trials' first calls start one proxy, not several
 
 
-def shared_meter(log: Path | None) -> MeterProcess:
+def shared_meter(
+    log: Path | None, listen: str | None = None, tls: str | None = None
+) -> MeterProcess:
     """This pytest process's proxy, started on first use: one proxy serves all the process's
     trials, concurrent ones too, each through its own route token (xdist workers each start
-    their own)."""
+    their own); listen, tls: --agentbench-meter-listen and --agentbench-meter-tls."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = MeterProcess(log=log)
+            _shared = MeterProcess(log=log, listen=listen, tls=tls)
         return _shared
 
 

@@ -1,6 +1,6 @@
 """The metering proxy: forwards each trial's model requests to its upstream and counts them.
 
-Routes (127.0.0.1 only):
+Routes (127.0.0.1; with --listen HOST the trials' routes /t/ alone on HOST too):
   PUT    /_trial/TOKEN   {"upstream": URL, "faults": SPEC, "bodies": PATH, "cap": N}  opens a
                          trial; with cap, the model requests after the first N that carry tools
                          are answered 400 by the meter (injected "cap"): a warm arm's one-step
@@ -186,14 +186,18 @@ class Meter:
         self.log = log
         self.session: ClientSession | None = None
 
-    def app(self) -> web.Application:
+    def app(self, control: bool = True) -> web.Application:
+        """The application: with control, the /_trial routes too (loopback only: the harness
+        opens trials there); without, the trials' routes alone, for another listening address
+        (--agentbench-meter-listen), served beside a control app of the same meter."""
         app = web.Application(client_max_size=1024**3)
-        app.router.add_route("PUT", "/_trial/{token}", self.open_trial)
-        app.router.add_route("GET", "/_trial/{token}", self.read_trial)
-        app.router.add_route("DELETE", "/_trial/{token}", self.close_trial)
+        if control:
+            app.router.add_route("PUT", "/_trial/{token}", self.open_trial)
+            app.router.add_route("GET", "/_trial/{token}", self.read_trial)
+            app.router.add_route("DELETE", "/_trial/{token}", self.close_trial)
+            app.on_startup.append(self._start_session)
+            app.on_cleanup.append(self._close_session)
         app.router.add_route("*", "/t/{token}/{tail:.*}", self.forward)
-        app.on_startup.append(self._start_session)
-        app.on_cleanup.append(self._close_session)
         return app
 
     async def _start_session(self, _app: web.Application) -> None:

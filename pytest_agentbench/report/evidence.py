@@ -67,3 +67,23 @@ def evidence_lines(report: dict[str, Any]) -> list[str]:
         )
         lines.append(f"fixture conflict in {conflict['id']} ({cells}): not scored")
     return lines
+
+
+def pool_lines(pool: list[dict[str, Any]] | None) -> list[str]:
+    """A pool of Docker engines (--docker-host), one line an engine: its slots, trials and
+    engine failures, and why it is down if it is (sandbox/placement.py's state, as
+    pool_engines lists it)."""
+    if not pool:
+        return []
+    lines = ["engines:"]
+    for engine in pool:
+        line = (
+            f"  {engine['name']}: {engine['slots']} slots, {plural(engine['trials'], 'trial')}"
+            f" placed, {plural(engine['failures'], 'engine failure')}"
+        )
+        if engine.get("running"):
+            line += f", {engine['running']} running"
+        if engine.get("down"):
+            line += f"; DOWN for the rest of the run: {engine['down']}"
+        lines.append(line)
+    return lines

@@ -16,6 +16,7 @@ import importlib
 import os
 import threading
 from collections.abc import Generator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -327,6 +328,7 @@ class AgentbenchReporter(TaskSets):
             where.append(f"the JSON report {self.settings.json_path}")
             extra.append(f"JSON report: {self.settings.json_path}")
         if run_dir:
+            extra += self.down_engines(Path(run_dir))
             extra.append(f"view the run: agentbench view {_shown_path(self.config, run_dir)}")
         extra += self.resume_lines()
         # pytest's closing lines follow: the counts, and the reason if the run stopped early.
@@ -334,6 +336,17 @@ class AgentbenchReporter(TaskSets):
         terminalreporter.write_sep("=", "agentbench")
         for line in render(self.report, budget, where=", ".join(where)) + extra:
             terminalreporter.write_line(line)
+
+    def down_engines(self, run_dir: Path) -> list[str]:
+        """The engines of the pool that went down during the run, one line each."""
+        from pytest_agentbench.sandbox.placement import pool_engines, read_placement
+
+        return [
+            f"engine {e['name']} DOWN: {e['down']} ({plural(e['failures'], 'engine failure')}; "
+            "its trials were run again elsewhere, up to --agentbench-retry-infra)"
+            for e in pool_engines(read_placement(run_dir)) or ()
+            if e.get("down")
+        ]
 
     def resume_lines(self) -> list[str]:
         """How to continue a run that ended early (a signal, the breaker, a budget, a provider

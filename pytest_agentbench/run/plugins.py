@@ -177,8 +177,11 @@ def _register_run_control(
     trials when the controller's stop file, or a signal to this worker, says so."""
     from pytest_agentbench.run import stop
     from pytest_agentbench.run.store import RUN_DIR_INPUT
+    from pytest_agentbench.sandbox import provider_for
 
     run_dir = workerinput.get(RUN_DIR_INPUT)
+    if run_dir is not None:
+        provider_for(config, settings).run_directory(Path(run_dir))
     if run_dir is not None and settings.keep != "none":
         _keep_in(config, settings, Path(run_dir))
     stop_file = workerinput.get(stop.WORKER_INPUT)
@@ -241,6 +244,7 @@ def _register_controller(config: pytest.Config, settings: Settings, shard: str |
     lock = RunLock(directory, detached=detached_run_id() is not None)
     lock.refuse_if_held()
     config.pluginmanager.register(lock, LOCK_NAME)
+    provider_for(config, settings).run_directory(directory)
     writer = RunWriter(settings, directory, identity, info, sandbox, shard, record, run_id)
     arms = run_arms(config)
     if arms is not None:

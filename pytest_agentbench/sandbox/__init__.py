@@ -41,7 +41,7 @@ def _make_provider(settings: Settings) -> SandboxProvider:
     if kind == "docker":
         from pytest_agentbench.sandbox.task_image import TaskImageProvider
 
-        return TaskImageProvider(limits, settings.docker_image)
+        return TaskImageProvider(limits, settings.docker_image, hosts=settings.docker_hosts)
     homes = home_parent(settings.agent_home)
     if kind == "tmp":
         return TmpProvider(homes)

@@ -62,6 +62,7 @@ class Sandbox(ABC):
     workspace: Path  # host path the grader reads
     inner_workspace: str  # the same directory as the agent process sees it
     root: Path  # host directory holding workspace/ (and home/ when it is not in memory)
+    engine: str | None = None  # the Docker engine of a pool it is on
 
     def _lay_out(
         self,
@@ -237,6 +238,11 @@ class SandboxProvider(ABC):
     @abstractmethod
     def create(self, task: Task, trial_id: str) -> Sandbox:
         """A fresh sandbox whose workspace holds only the task's input tree."""
+
+    def run_directory(self, directory: Path) -> None:
+        """Where the run writes, told before the first trial: a provider whose processes
+        share state (a pool's placement) keeps it there."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         """Facts for the run header and the report's run section."""

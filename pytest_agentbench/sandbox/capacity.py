@@ -8,7 +8,8 @@ Each bound comes with its reason, for the run header:
 - processes: where this process's cgroup caps its pids, a trial may take its --sandbox-pids
   and its own thread;
 - docker: the engine's memory over --docker-memory per trial, since every container may use
-  its whole limit and an overcommitted engine kills them at random.
+  its whole limit and an overcommitted engine kills them at random; with a pool of engines
+  (--docker-host), the slots of all of them.
 """
 
 from __future__ import annotations
@@ -75,7 +76,10 @@ def trial_capacity(
         bounds.append(
             (max(pids // processes, 1), f"the cgroup's pids.max at --sandbox-pids {limits.pids}")
         )
-    if provider.kind == "docker":
+    pool = getattr(provider, "placing", None)
+    if pool is not None:  # the workers share the pool's slots: each waits for a free one
+        bounds.append((sum(pool.engines.values()), "the slots of the pool's engines"))
+    elif provider.kind == "docker":
         memory = docker_room(provider, limits)
         if memory is not None:
             share = max(memory // processes, 1)

@@ -40,7 +40,15 @@ from pytest_agentbench.sandbox.base import (
     within,
 )
 from pytest_agentbench.sandbox.bwrap import install_root
+from pytest_agentbench.sandbox.engines import (
+    Engine,
+    EngineSpec,
+    default_engine,
+    engine_silent,
+    pool_engines,
+)
 from pytest_agentbench.sandbox.ownership import owner_is_dead, owner_token
+from pytest_agentbench.sandbox.placement import Placement
 from pytest_agentbench.settings import SandboxLimits
 from pytest_agentbench.tasks.model import Task, materialize
 
@@ -65,15 +73,22 @@ def run_label() -> str:
 
 
 @contextlib.contextmanager
-def engine_errors(what: str) -> Iterator[None]:
+def engine_errors(what: str, lost: Any = None) -> Iterator[None]:
     """An error the engine answers, or no answer from it, is the machine's: an infrastructure
-    failure of the trial, never the agent's result."""
+    failure of the trial, never the agent's result. lost(error, answered) hears of each
+    (answered: the engine answered with an error, rather than not at all)."""
     import docker.errors
     import requests
 
     try:
         yield
-    except (docker.errors.APIError, requests.exceptions.ConnectionError) as error:
+    except (
+        docker.errors.APIError,
+        requests.exceptions.ConnectionError,
+        requests.exceptions.Timeout,
+    ) as error:
+        if lost is not None:
+            lost(isinstance(error, docker.errors.APIError))
         raise InfrastructureError(DOCKER_ENGINE, f"{what}: {error}") from None
 
 
@@ -105,7 +120,8 @@ def _socket_refused(where: str) -> str | None:
 
 
 def connect() -> Any:
-    """A client for the configured engine, or a usage error that says how to get one."""
+    """A client for the engine DOCKER_HOST names (the local one without it), or a usage error
+    that says how to get one."""
     try:
         import docker
         import docker.errors
@@ -127,6 +143,13 @@ def connect() -> Any:
             "running engine, or choose --sandbox=bwrap/tmp"
         ) from None
     return client
+
+
+def single_engine() -> Engine:
+    """The one engine of a run without --docker-host: DOCKER_HOST's, no placement."""
+    where = default_engine()
+    client = connect()
+    return Engine(EngineSpec(where, where, where), client, None, client.version().get("Version"))
 
 
 def trial_host_config(
@@ -267,17 +290,22 @@ class DockerSandbox(Sandbox):
         root: Path,
         container: Any,
         inner_workspace: str = INNER_WORKSPACE,
+        engine: Engine | None = None,
+        placed: str | None = None,
     ) -> None:
         self.provider = provider
         self._lay_out(root, inner_workspace, INNER_HOME)  # home beside it: the engine mounts it
         self.container = container
+        self.engine_of = engine or provider.engines[0]
+        self.engine = self.engine_of.spec.name if provider.placing is not None else None
+        self.placed = placed  # the trial id holding a slot of the pool's placement
         self.script = root / ROUND_SCRIPT_NAME
         self.rounds = 0
         _SANDBOXES[self.workspace] = self
 
     def _output(self, since: float | None) -> tuple[bytes, bytes]:
         """This round's stdout and stderr tails (earlier rounds' lines are older than since)."""
-        api, cid = self.provider.client.api, self.container.id
+        api, cid = self.container.client.api, self.container.id
         extra = {} if since is None else {"since": since}
         out = api.logs(cid, stdout=True, stderr=False, **extra)
         err = api.logs(cid, stdout=False, stderr=True, **extra)
@@ -289,7 +317,7 @@ class DockerSandbox(Sandbox):
         import docker.errors
         import requests
 
-        api, cid = self.provider.client.api, self.container.id
+        api, cid = self.container.client.api, self.container.id
         try:
             return int(api.wait(cid, timeout=max(timeout, 0.001))["StatusCode"])
         except requests.exceptions.RequestException:
@@ -311,7 +339,7 @@ class DockerSandbox(Sandbox):
         provider = self.provider
         self.script.write_text(round_script(argv, env, cwd or self.inner_workspace))
         exit_code: int | None = None
-        with engine_errors("the trial's container"):
+        with engine_errors("the trial's container", provider.lost(self.engine_of)):
             try:
                 self._hand_over()
                 with LIVE_ROUNDS.running(lambda: provider.kill(self.container)):
@@ -322,7 +350,7 @@ class DockerSandbox(Sandbox):
                 raise
             since = None
             if self.rounds:
-                state = provider.client.api.inspect_container(self.container.id)["State"]
+                state = self.container.client.api.inspect_container(self.container.id)["State"]
                 since = _daemon_time(state["StartedAt"])
             self.rounds += 1
             out, err = self._output(since)
@@ -349,8 +377,12 @@ class DockerSandbox(Sandbox):
 
     def close(self) -> None:
         _SANDBOXES.pop(self.workspace, None)
-        self.provider.remove(self.container)
-        self._remove_files_later()
+        try:
+            self.provider.remove(self.container)
+        finally:
+            if self.placed is not None:
+                self.provider.release(self.placed)
+            self._remove_files_later()
 
 
 # Live sandboxes by host workspace: a task graded inside its container (Harbor) finds its
@@ -369,34 +401,79 @@ class DockerProvider(SandboxProvider):
     nested_sandbox = False  # no capabilities and the engine's seccomp profile: no namespaces
 
     def __init__(
-        self, limits: SandboxLimits, image: str | None, *, bind_mounts: bool | None = None
+        self,
+        limits: SandboxLimits,
+        image: str | None,
+        *,
+        bind_mounts: bool | None = None,
+        hosts: Sequence[str] = (),
     ) -> None:
-        self.client = connect()
         self.limits = limits
         self.image = image
-        host = os.environ.get("DOCKER_HOST", "")
+        # hosts (--docker-host): a pool, each trial placed on one of its engines; else the one
+        # engine DOCKER_HOST names, as many trials at once as the run puts in flight.
+        self.engines = pool_engines(hosts, limits) if hosts else [single_engine()]
+        self.client = self.engines[0].client  # images and Harbor tasks: the first engine
         # A remote engine cannot see this machine's directories: copy trees in and out.
-        self.bind_mounts = bind_mounts if bind_mounts is not None else host[:7] in ("", "unix://")
+        local = all(engine.spec.local for engine in self.engines)
+        self.bind_mounts = bind_mounts if bind_mounts is not None else local
         self.uid, self.gid = (os.getuid(), os.getgid()) if os.getuid() else (IMAGE_USER, IMAGE_USER)
         self.owner = owner_token()
         self.run_id = run_label()
+        slots = {e.spec.name: e.slots for e in self.engines if e.slots is not None}
+        self.placing = Placement(self.run_id, slots) if hosts else None
         self.live: dict[str, Any] = {}
         self.program_mounts: dict[str, str] = {}  # host install dir -> where the agent sees it
         if image is not None:
             self.require_image(image, "--docker-image")
-        self.reaped = reap_dead_owners(self.client)
+        self.reaped = [name for e in self.engines for name in reap_dead_owners(e.client)]
         atexit.register(self.remove_all)
+
+    def run_directory(self, directory: Path) -> None:
+        """The pool's placement is shared through the run directory by all of a run's
+        processes."""
+        if self.placing is not None:
+            self.placing.share_in(directory)
 
     def require_image(self, image: str, origin: str) -> None:
         import docker.errors
 
-        try:
-            self.client.images.get(image)
-        except docker.errors.ImageNotFound:
-            raise pytest.UsageError(
-                f"{origin} {image}: no such image on the Docker engine; `docker pull {image}` "
-                "or build it (docs/sandboxes.md shows how to put an agent CLI in an image)"
-            ) from None
+        for engine in self.engines:
+            try:
+                engine.client.images.get(image)
+            except docker.errors.ImageNotFound:
+                on = (
+                    f"the Docker engine {engine.spec.name}" if self.placing else "the Docker engine"
+                )
+                raise pytest.UsageError(
+                    f"{origin} {image}: no such image on {on}; `docker pull {image}` or build "
+                    f"it there, or `docker save {image} | docker -H URL load` it from another "
+                    "engine (docs/sandboxes.md shows how to put an agent CLI in an image)"
+                ) from None
+
+    def place(self, trial_id: str) -> tuple[Engine, str | None]:
+        """The engine a trial's container goes to, and the placement key it holds a slot by
+        (None: one engine, no placement)."""
+        if self.placing is None:
+            return self.engines[0], None
+        name = self.placing.acquire(trial_id)
+        return next(e for e in self.engines if e.spec.name == name), trial_id
+
+    def release(self, key: str) -> None:
+        if self.placing is not None:
+            self.placing.release(key)
+
+    def lost(self, engine: Engine) -> Any:
+        """What engine_errors tells of an engine failure of a trial on engine: counted in the
+        placement, and the engine marked down once it no longer answers a ping."""
+
+        def heard(answered: bool) -> None:
+            if self.placing is None:
+                return
+            down = None if answered else engine_silent(engine)
+            self.placing.failed(engine.spec.name, down)
+
+        return heard
 
     def program_path(self, program: str) -> str:
         """Mount a host-installed program's install dir read-only into every container.
@@ -470,13 +547,16 @@ class DockerProvider(SandboxProvider):
         home.mkdir()
         (root / ROUND_SCRIPT_NAME).touch()  # bind-mounted: it must exist before the container
         materialize(task.input_tree, workspace)
+        engine, placed = self.place(trial_id)
         try:
-            with engine_errors("creating the trial's container"):
-                container = self.create_container(image, trial_id, root)
+            with engine_errors("creating the trial's container", self.lost(engine)):
+                container = self.create_container(image, trial_id, root, engine=engine)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
+            if placed is not None:
+                self.release(placed)
             raise
-        return DockerSandbox(self, root, container)
+        return DockerSandbox(self, root, container, engine=engine, placed=placed)
 
     def create_container(
         self,
@@ -485,10 +565,12 @@ class DockerProvider(SandboxProvider):
         root: Path,
         inner_workspace: str = INNER_WORKSPACE,
         limits: SandboxLimits | None = None,
+        engine: Engine | None = None,
     ) -> Any:
-        """A trial's container (not started) with root's workspace/ at inner_workspace, home/
-        and the round script; limits: the run's unless given."""
+        """A trial's container (not started) on engine (the first) with root's workspace/ at
+        inner_workspace, home/ and the round script; limits: the run's unless given."""
         limits = limits or self.limits
+        client = (engine or self.engines[0]).client
         workspace, home = root / "workspace", root / "home"
         volumes, masks = self.shared_mounts()
         if self.bind_mounts:
@@ -497,7 +579,7 @@ class DockerProvider(SandboxProvider):
             volumes[str(workspace)] = {"bind": inner_workspace, "mode": "rw"}
             volumes[str(home)] = {"bind": INNER_HOME, "mode": "rw"}
             volumes[str(home.parent / ROUND_SCRIPT_NAME)] = {"bind": ROUND_SCRIPT, "mode": "ro"}
-        api = self.client.api
+        api = client.api
         host_config = trial_host_config(
             api,
             limits,
@@ -515,7 +597,7 @@ class DockerProvider(SandboxProvider):
             # verifier runs on one) then holds no volume that would hide its files.
             host_config=host_config,
         )
-        container = self.track(created)
+        container = self.track(created, client)
         if not self.bind_mounts:
             try:
                 container.put_archive("/", self.tar({inner_workspace: workspace, INNER_HOME: home}))
@@ -534,26 +616,35 @@ class DockerProvider(SandboxProvider):
         masks = [p for p in self.masked if any(within(p, root) for root in self.exposed)]
         return volumes, {str(path): "ro,size=4k" for path in masks}
 
-    def track(self, created: Mapping[str, Any]) -> Any:
-        """A handle on a container just created (by id: the SDK's containers.create would
-        inspect it, one more engine round trip for attributes nothing here reads), removed at
-        the latest when this process exits."""
-        container = self.client.containers.prepare_model({"Id": created["Id"]})
+    def track(self, created: Mapping[str, Any], client: Any = None) -> Any:
+        """A handle on a container just created on client's engine (the first) (by id: the
+        SDK's containers.create would inspect it, one more engine round trip for attributes
+        nothing here reads), removed at the latest when this process exits."""
+        client = client or self.client
+        container = client.containers.prepare_model({"Id": created["Id"]})
         self.live[container.id] = container
         return container
 
     def remove(self, container: Any) -> None:
+        """Remove a container; one already gone is fine, and so is an engine that no longer
+        answers (what it held is gone with it, or `agentbench clean` reaps it)."""
         import docker.errors
+        import requests
 
         self.live.pop(container.id, None)
-        with contextlib.suppress(docker.errors.NotFound):
+        with contextlib.suppress(
+            docker.errors.NotFound,
+            requests.exceptions.ConnectionError,
+            requests.exceptions.Timeout,
+        ):
             container.remove(force=True)
 
     def kill(self, container: Any) -> None:
         """Stop a container now; one that is not running is fine."""
         import docker.errors
+        import requests
 
-        with contextlib.suppress(docker.errors.APIError):
+        with contextlib.suppress(docker.errors.APIError, requests.exceptions.ConnectionError):
             container.kill()
 
     def remove_all(self) -> None:
@@ -573,4 +664,9 @@ class DockerProvider(SandboxProvider):
             "transfer": "bind" if self.bind_mounts else "copy",
             "user": f"{self.uid}:{self.gid}",
             "engine": self.client.version().get("Version"),
+            **({"engines": self.pool()} if self.placing is not None else {}),
         }
+
+    def pool(self) -> list[dict[str, Any]]:
+        """The pool's engines, for the run header and report: name, slots, engine version."""
+        return [{"name": e.spec.name, "slots": e.slots, "version": e.version} for e in self.engines]

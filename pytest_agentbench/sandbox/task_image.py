@@ -325,6 +325,11 @@ def create_sandbox(provider: DockerProvider, task: Task, trial_id: str) -> Docke
             "round script and CLI are mounted from here); unset DOCKER_HOST or point it at a "
             "local engine"
         )
+    if len(provider.engines) > 1:
+        raise TaskError(
+            f"{task.source}: a Harbor task runs on one Docker engine, not a pool; run Harbor "
+            "tasks with a single --docker-host"
+        )
     built = built_image(spec, provider.client)
     agent_ids = built.ids(spec.agent_user, where_set(spec, spec.agent_user, "agent"))
     root = make_trial_root(trial_id)

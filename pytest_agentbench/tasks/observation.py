@@ -122,6 +122,7 @@ class InfraRetry(TypedDict):
 
     cause: str
     detail: str
+    engine: NotRequired[str]  # the Docker engine of a pool it ran on (--docker-host)
 
 
 class TranscriptChecks(TypedDict):
@@ -222,6 +223,8 @@ class Observation(TypedDict):
     detail: NotRequired[str]
     # Earlier attempts of this trial that ended in an infrastructure failure, in order.
     infra_retries: NotRequired[list[InfraRetry]]
+    # The Docker engine of a pool (--docker-host) the last attempt ran on.
+    engine: NotRequired[str]
     # How the trial's last model call failed (meter.records.failed_call), set only when it also
     # left the workspace unchanged: the circuit breaker counts such trials.
     failed_call: NotRequired[str]

@@ -153,7 +153,10 @@ def perform(
     artifacts: dict[str, str | bytes] = {}
     while outcome.infrastructure and len(retries) < settings.retry_infra:
         detail = scrub(outcome.failure_text, secrets=secrets)
-        retries.append({"cause": outcome.infrastructure, "detail": detail})
+        retry: InfraRetry = {"cause": outcome.infrastructure, "detail": detail}
+        if "engine" in outcome.observation:
+            retry["engine"] = outcome.observation["engine"]
+        retries.append(retry)
         for name, content in outcome_artifacts(outcome, secrets).items():
             artifacts[f"attempt-{len(retries)}/{name}"] = content
         sandbox = None  # the retry is a fresh trial: Trial.run makes and removes its sandbox

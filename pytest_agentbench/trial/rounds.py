@@ -189,6 +189,7 @@ class Trial:
         final_diff = verifier_output = ""
         change: str | None = None  # None: the final workspace could not be read
         log: list[AttemptRecord] = []
+        engine: str | None = None
         for attempt in range(self.settings.retry_failures + 1):
             attempts += 1
             given = first_sandbox if attempt == 0 else None
@@ -199,6 +200,7 @@ class Trial:
                     if sandbox is None:
                         name = f"{self.trial_id}-a{attempt}"
                         sandbox = start_sandbox(self.provider, self.task, name)
+                    engine = sandbox.engine
                     end = self._attempt(attempt, sandbox, rounds, results)
                 except InfrastructureError as error:
                     end = AttemptEnd(False, str(error), None, None, infra=error.cause)
@@ -219,6 +221,8 @@ class Trial:
                 break
         observation = self._observation(rounds, results, attempts, end)
         observation["attempt_log"] = log
+        if engine is not None:
+            observation["engine"] = engine
         # Against an expected tree every passing trial ends in the same tree: their likeness
         # says nothing. Only a verifier lets different changes pass.
         exact_graded = self.task.grader_kind == "exact"
