@@ -24,6 +24,7 @@ need_pkgs=()
 command -v bwrap >/dev/null || need_pkgs+=(bubblewrap)
 command -v dockerd >/dev/null || need_pkgs+=(docker.io)
 command -v debootstrap >/dev/null || need_pkgs+=(debootstrap)
+command -v ip >/dev/null || need_pkgs+=(iproute2)  # the second engine's bridge (pool tests)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   say "installing ${need_pkgs[*]}"
   $SUDO apt-get update -qq || die "apt-get update failed (is a Debian mirror reachable?)"
