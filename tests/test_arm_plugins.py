@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -304,3 +305,58 @@ def test_claude_gets_a_local_marketplace_and_codex_its_cache_and_flags(tmp_path)
         "--dangerously-bypass-hook-trust",
     ]
     assert codex_args(()) == []
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_command_agent_run_receives_the_plugin_whole_and_the_report_says_so(
+    pytester, monkeypatch, workers
+):
+    """The command agent finds the plugin tree under $AGENTBENCH_PLUGINS_DIR in its home
+    (vanilla finds no variable); both trials solve the task, so nothing landed in the
+    workspace; each trial and the arms block record the plugins installed."""
+    from conftest import write_task
+
+    write_task(pytester.path / "tasks", "t", {"a.txt": "1\n"}, {"a.txt": "2\n"})
+    plugin(pytester.path)
+    (pytester.path / "arms.toml").write_text(ARMS)
+    out = pytester.path / "out"
+    out.mkdir()
+    monkeypatch.setenv("OUT", str(out))
+    script = (
+        "import json, os; e = os.environ; p = e.get('AGENTBENCH_PLUGINS_DIR'); "
+        "tree = sorted(os.path.relpath(os.path.join(d, f), p) for d, _, fs in os.walk(p) "
+        "for f in fs) if p else None; "
+        "json.dump({'tree': tree, 'in_home': (p or e['HOME']).startswith(e['HOME'])}, "
+        "open(os.path.join(e['OUT'], str(os.getpid())), 'w')); "
+        "open('a.txt', 'w').write('2\\n')"
+    )
+    result = pytester.runpytest_subprocess(
+        "--agent=command",
+        "--sandbox=tmp",
+        f'--agent-cmd={sys.executable} -c "{script}"',
+        "--agent-opt=env=OUT",
+        f"--tasks={pytester.path / 'tasks'}",
+        f"--arms={pytester.path / 'arms.toml'}",
+        "--agentbench-json=report.json",
+        f"-n{workers}",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=2)
+    seen = sorted((json.loads(p.read_text()) for p in out.iterdir()), key=lambda s: bool(s["tree"]))
+    assert seen[0] == {"tree": None, "in_home": True}
+    assert seen[1]["in_home"] and seen[1]["tree"] == [
+        "flow/.claude-plugin/plugin.json",
+        "flow/agents/reviewer.md",
+        "flow/hooks/hooks.json",
+        "flow/skills/tidy/SKILL.md",
+        "flow/skills/tidy/run.sh",
+    ]
+    report = json.loads((pytester.path / "report.json").read_text())
+    found = {o["arm"]: o.get("plugins_found", "absent") for o in report["observations"]}
+    assert found == {"vanilla": "absent", "flow": ["flow"]}
+    rows = {row["arm"]: row["plugins_found"] for row in report["arms"]["arms"]}
+    assert rows == {"vanilla": None, "flow": ["flow"]}
+    assert report["arms"]["delivery"]["plugins"] == "~/plugins/{name}"
+    result.stdout.fnmatch_lines(["*plugins installed in the homes: flow: flow*"])

@@ -135,6 +135,7 @@ def arms_block(
                 **{key: summary.get(key) for key in ARM_FIGURES},
                 **{f"mean_{key}": _mean_usage(config.observations, key) for key in RATIO_METRICS},
                 "skills_found": skills_found(config.observations),
+                "plugins_found": found_in_homes(config.observations, "plugins_found"),
                 "cache": cache_figures(config.observations),
                 "measures": report["measures"],
             }
@@ -212,5 +213,11 @@ def run_arms_block(
 
 def skills_found(observations: list[Observation]) -> list[str] | None:
     """Every skill found in the arm's trials' homes after they ran; None: none looked."""
-    found = [o["skills_found"] for o in observations if o.get("skills_found") is not None]
-    return sorted({skill for skills in found for skill in skills or ()}) if found else None
+    return found_in_homes(observations, "skills_found")
+
+
+def found_in_homes(observations: list[Observation], key: str) -> list[str] | None:
+    """Every name the arm's trials recorded under key (skills_found, plugins_found) from
+    their homes after they ran; None: none looked."""
+    found = [o.get(key) for o in observations if o.get(key) is not None]
+    return sorted({name for names in found for name in names or ()}) if found else None
