@@ -39,8 +39,8 @@ MANIFEST_KEYS = (
 )
 # Manifest fields of components no arm may deliver, and why.
 REFUSED_KEYS = {
-    "commands": "commands are not supported; move each command to a skill",
-    "agents": "the manifest agents field is not supported; put agents in agents/NAME.md",
+    "commands": "commands are not supported (move each command to a skill)",
+    "agents": "the manifest agents field is not supported (put agents in agents/NAME.md)",
     "mcpServers": "MCP servers are not supported",
     "lspServers": "LSP servers are not supported",
     "outputStyles": "output styles are not supported",
@@ -51,7 +51,7 @@ REFUSED_KEYS = {
 }
 # Default paths of components no arm may deliver (the CLI would load them unasked).
 REFUSED_PATHS = {
-    "commands": "commands are not supported; move each command to a skill",
+    "commands": "commands are not supported (move each command to a skill)",
     "workflows": "workflows are not supported",
     "output-styles": "output styles are not supported",
     "monitors": "monitors are not supported",
