@@ -68,6 +68,7 @@ def test_the_plugin_skill_reaches_the_request_and_its_hook_runs(
     seen: dict[str, str] = {}
     hook_ran: dict[str, str | None] = {}
     found: dict[str, list[str] | None] = {}
+    events: dict[str, str] = {}
     for name in (VANILLA, "flow"):
         server = agentbench_model_server(ANSWER)
         opts = {
@@ -89,6 +90,7 @@ def test_the_plugin_skill_reaches_the_request_and_its_hook_runs(
             mark = sandbox.home / "hook-ran"
             hook_ran[name] = mark.read_text().strip() if mark.exists() else None
             found[name] = agent.plugins_found(sandbox.home)
+            events[name] = result.raw.get("events", "")
             inner_home = sandbox.inner_home
         assert server.tool_requests(), f"{cli} sent no model request"
         seen[name] = json.dumps([r.body for r in server.tool_requests()])
@@ -99,6 +101,16 @@ def test_the_plugin_skill_reaches_the_request_and_its_hook_runs(
     assert hook_ran["flow"] is not None and hook_ran["flow"].startswith(inner_home)
     assert hook_ran["flow"].rstrip("/").endswith(("/plugins/flow", "/flow/local"))
     assert found == {VANILLA: [], "flow": ["flow"]}
+    if cli == "claude":  # its init event names the plugin as installed from the marketplace
+        (init,) = [
+            e
+            for e in map(json.loads, events["flow"].splitlines())
+            if e.get("type") == "system" and e.get("subtype") == "init"
+        ]
+        assert {"name": "flow", "source": "flow@agentbench"}.items() <= next(
+            p for p in init["plugins"] if p["name"] == "flow"
+        ).items()
+        assert "flow@agentbench" not in events[VANILLA]
 
 
 def test_opencode_with_a_plugin_arm_is_refused_before_any_trial(
