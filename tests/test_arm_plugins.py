@@ -360,3 +360,31 @@ def test_a_command_agent_run_receives_the_plugin_whole_and_the_report_says_so(
     assert rows == {"vanilla": None, "flow": ["flow"]}
     assert report["arms"]["delivery"]["plugins"] == "~/plugins/{name}"
     result.stdout.fnmatch_lines(["*plugins installed in the homes: flow: flow*"])
+
+
+def test_the_adapters_tell_the_cli_of_a_trials_plugins_and_of_none_without(tmp_path):
+    """codex's every round (resumed ones too) enables the plugins and lets their hooks run;
+    Claude Code's settings name the marketplace at the home's path inside the sandbox."""
+    from pytest_agentbench.agents.claude import ClaudeAgent
+    from pytest_agentbench.agents.cli_base import CliTrial
+    from pytest_agentbench.agents.codex import CodexAgent
+    from pytest_agentbench.settings import Settings
+
+    plugin(tmp_path)
+    arm = load_arms(_arms(tmp_path))[1]
+    home = tmp_path / "home"
+    home.mkdir()
+    with_plugins = CliTrial(home, "/sandbox/home", plugins=arm.plugins)
+    settings = Settings(agent="codex", agent_opts={"bin": "/bin/true"})
+    codex = CodexAgent(settings)
+    for session in (None, "thread-1"):
+        argv = codex.command("go", session, with_plugins)
+        assert argv[argv.index("--") - 3 : argv.index("--")] == codex_args(arm.plugins)
+    assert "--dangerously-bypass-hook-trust" not in codex.command("go", None, CliTrial(home, "/x"))
+    claude = ClaudeAgent(Settings(agent="claude", agent_opts={"bin": "/bin/true"}))
+    claude.prepare(CliTrial(home, "/sandbox/home"))
+    assert not (home / ".claude" / "settings.json").exists()  # vanilla: no settings written
+    claude.prepare(with_plugins)
+    written = json.loads((home / ".claude" / "settings.json").read_text())
+    path = written["extraKnownMarketplaces"]["agentbench"]["source"]["path"]
+    assert path == "/sandbox/home/.claude/agentbench-marketplace"
