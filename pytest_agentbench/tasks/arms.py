@@ -117,7 +117,7 @@ class Arm:
                 part(b"d", f.data)
         for plugin in self.plugins:  # none: the hash is the one before plugins existed
             for item in plugin.files:
-                part(b"P", f"{plugin.dir_name}/{item.rel}".encode())
+                part(b"P", f"{plugin.name}/{item.rel}".encode())  # as delivered
                 part(b"m", item.mode.to_bytes(4, "big"))
                 part(b"d", item.data)
         if self.prompt_prefix is not None:

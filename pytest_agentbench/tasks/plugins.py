@@ -153,10 +153,6 @@ class Plugin:
     agents: tuple[PluginAgent, ...]
     hooks: tuple[PluginHook, ...]
 
-    @property
-    def dir_name(self) -> str:
-        return self.path.name
-
 
 def components(plugin: Plugin) -> dict[str, list[str]]:
     """What the plugin declares, by kind, as the CLI names it: skills and agents as
@@ -464,23 +460,21 @@ def load_plugin(directory: Path) -> Plugin:
 
 
 def load_plugins(directories: list[Path]) -> tuple[Plugin, ...]:
-    """The arm's plugins; PluginError also for two plugins of one name or one directory
-    name, and for two hooks with one event and command (the CLI names a hook run by them
-    alone, so the session could not tell them apart)."""
+    """The arm's plugins; PluginError also for two plugins of one name (each is installed
+    under its name), and for two hooks with one event and command (the CLI names a hook's
+    run by them alone, so the session could not tell them apart)."""
     plugins = tuple(load_plugin(d) for d in directories)
     names: set[str] = set()
-    seen: dict[tuple[str, str], PluginHook] = {}
+    hooks: set[tuple[str, str]] = set()
     for plugin in plugins:
-        for name in {plugin.name, plugin.dir_name}:
-            if name in names:
-                raise PluginError(f"two plugins are named {name}", "rename one")
-        names |= {plugin.name, plugin.dir_name}
+        if plugin.name in names:
+            raise PluginError(f"two plugins are named {plugin.name}", "rename one")
+        names.add(plugin.name)
         for hook in plugin.hooks:
-            key = (hook.event, hook.command)
-            if key in seen:
+            if (hook.event, hook.command) in hooks:
                 raise PluginError(
                     f"{plugin.path}: two {hook.event} hooks run {hook.command!r}",
                     "keep one (the CLI could not tell their runs apart)",
                 )
-            seen[key] = hook
+            hooks.add((hook.event, hook.command))
     return plugins
