@@ -80,7 +80,7 @@ def test_a_plugin_is_kept_whole_and_lists_what_it_declares(tmp_path):
     }
 
 
-def test_identity_covers_every_plugin_byte_and_mode_and_no_plugins_keeps_the_old_hash(tmp_path):
+def test_identity_covers_every_plugin_byte_and_mode(tmp_path):
     directory = plugin(tmp_path)
     first = loaded(tmp_path).identity
     (directory / "skills" / "tidy" / "run.sh").chmod(0o644)
@@ -88,8 +88,10 @@ def test_identity_covers_every_plugin_byte_and_mode_and_no_plugins_keeps_the_old
     (directory / "bin").mkdir()
     (directory / "bin" / "x").write_text("")
     third = loaded(tmp_path).identity
-    assert len({first, second, third}) == 3
-    assert Arm("flow").identity == Arm("flow", plugins=()).identity
+    assert len({first, second, third, Arm("flow").identity}) == 4
+    # Delivered under its manifest name: the folder it came from is no delivered byte.
+    directory.rename(tmp_path / "elsewhere")
+    assert loaded(tmp_path, '[arm.flow]\nplugins = ["elsewhere"]\n').identity == third
 
 
 def test_manifest_skills_and_hooks_paths_are_read_besides_the_defaults(tmp_path):
