@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from pytest_agentbench.agents.delivery import Places, refusals, skills_in, write_delivery
+from pytest_agentbench.agents.delivery import (
+    Places,
+    plugins_in,
+    refusals,
+    skills_in,
+    write_delivery,
+)
 from pytest_agentbench.sandbox.base import Sandbox, SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.arms import Arm
@@ -186,7 +192,7 @@ class Agent(ABC):
         """A fresh session for one trial attempt."""
 
     def deliver(self, arm: Arm, home: Path) -> None:
-        """Put the arm's guidance and skills where the agent reads them in its private home
+        """Put the arm's guidance, skills and plugins where the agent reads them in its private home
         (host path), before its first round. Never the workspace, never the prompt."""
         if self.delivery is not None:
             write_delivery(arm, home, self.delivery)
@@ -203,6 +209,12 @@ class Agent(ABC):
         if self.delivery is None or self.delivery.skills is None:
             return None
         return skills_in(home / self.delivery.skills)
+
+    def plugins_found(self, home: Path) -> list[str] | None:
+        """The plugins installed in the trial's home after it ran; None for an agent that
+        installs none."""
+        folder = self.delivery.plugins_folder if self.delivery is not None else None
+        return None if folder is None else plugins_in(home / folder)
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.settings.agent_opts.get(key, default)

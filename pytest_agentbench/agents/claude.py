@@ -14,6 +14,7 @@ from pytest_agentbench.agents.cli_base import (
     as_int,
 )
 from pytest_agentbench.agents.delivery import Places
+from pytest_agentbench.agents.plugins import CLAUDE_PLACE, install_claude
 from pytest_agentbench.meter.records import stop_cause
 
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own stand-in message for an API error
@@ -83,7 +84,11 @@ class ClaudeAgent(CliAgent):
         "CLAUDE_CONFIG_DIR; `claude setup-token` prints a CLAUDE_CODE_OAUTH_TOKEN"
     )
     own_options = ("permission_mode", "retries")
-    delivery = Places(".claude/CLAUDE.md", ".claude/skills")  # in CLAUDE_CONFIG_DIR
+    # In CLAUDE_CONFIG_DIR; plugins in a private local marketplace (agents/plugins.py).
+    delivery = Places(".claude/CLAUDE.md", ".claude/skills", CLAUDE_PLACE)
+
+    def prepare(self, trial: CliTrial) -> None:
+        install_claude(trial.plugins, trial.host(".claude"), trial.inner(".claude"))
 
     def reads_key_env(self) -> bool:
         return True  # passed on as ANTHROPIC_API_KEY, with or without base_url

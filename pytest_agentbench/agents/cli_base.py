@@ -39,6 +39,7 @@ from pytest_agentbench.meter.records import failed_call, wire_failure, wire_stop
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.plugins import Plugin
 from pytest_agentbench.tasks.verdict import bounded
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
 
@@ -186,6 +187,7 @@ class CliTrial:
     inner_home: str
     wire_url: str | None = None  # base_url, or the metered trial's own route through the meter
     step_limit: int | None = None  # the round's step cap (max_steps, a leg's share of it)
+    plugins: tuple[Plugin, ...] = ()  # the arm's plugins, delivered into the home
 
     def host(self, rel: str) -> Path:
         return self.host_home / rel
@@ -493,7 +495,8 @@ class CliSession(AgentSession):
                 cap=1 if ctx.priming else None,
             )
         steps = 1 if ctx.priming else ctx.step_limit(0)
-        self.trial = CliTrial(ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, steps)
+        plugins = ctx.arm.plugins if ctx.arm is not None else ()
+        self.trial = CliTrial(ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, steps, plugins)
         agent.prepare(self.trial)
         if ctx.arm is not None:
             agent.deliver(ctx.arm, self.trial.host_home)

@@ -15,6 +15,7 @@ from pytest_agentbench.agents.cli_base import (
     toml_value,
 )
 from pytest_agentbench.agents.delivery import Places
+from pytest_agentbench.agents.plugins import CODEX_PLACE, codex_args
 from pytest_agentbench.agents.prices import Price
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
@@ -59,7 +60,8 @@ class CodexAgent(CliAgent):
     login_hint = "a `codex login` auth.json is not used: every trial has a private CODEX_HOME"
     own_options = ("sandbox", "retries")
     # Read from CODEX_HOME even with --ignore-user-config; no AGENTS.override.md is made.
-    delivery = Places(".codex/AGENTS.md", ".codex/skills")
+    # Plugins in its install cache, enabled on the command line (agents/plugins.py).
+    delivery = Places(".codex/AGENTS.md", ".codex/skills", CODEX_PLACE)
 
     def __init__(self, settings: Settings, prices: Mapping[str, Price] | None = None) -> None:
         super().__init__(settings, prices)
@@ -107,7 +109,7 @@ class CodexAgent(CliAgent):
         argv += ["--json", "--skip-git-repo-check", "--ignore-user-config"]
         if self.settings.model:
             argv += ["-m", self.settings.model]
-        argv += overrides(self.config(trial))
+        argv += [*overrides(self.config(trial)), *codex_args(trial.plugins)]
         return [*argv, "--", *([session_id] if session_id else []), prompt]
 
     def ask_command(self, system: str, trial: CliTrial) -> list[str]:

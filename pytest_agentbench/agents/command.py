@@ -28,6 +28,7 @@ TRAJECTORY_FILE_LIMIT = 64 << 20  # bytes of AGENTBENCH_TRAJECTORY_FILE read (AT
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "TZ")
 GUIDANCE_FILE = "guidance.md"  # an arm's guidance, in the private home
 SKILLS_DIR = "skills"  # an arm's skills, in the private home
+PLUGINS_DIR = "plugins"  # an arm's plugins, each plugins/<name>/, in the private home
 
 
 def _int_or_none(value: object) -> int | None:
@@ -97,8 +98,8 @@ class CommandAgent(Agent):
 
     name = "command"
     options = ("env",)
-    # Named to the command by AGENTBENCH_GUIDANCE_FILE and AGENTBENCH_SKILLS_DIR.
-    delivery = Places(GUIDANCE_FILE, SKILLS_DIR)
+    # Named to the command by AGENTBENCH_GUIDANCE_FILE, _SKILLS_DIR and _PLUGINS_DIR.
+    delivery = Places(GUIDANCE_FILE, SKILLS_DIR, f"{PLUGINS_DIR}/{{name}}")
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -214,6 +215,8 @@ class CommandSession(AgentSession):
             env["AGENTBENCH_GUIDANCE_FILE"] = f"{sandbox.inner_home}/{GUIDANCE_FILE}"
         if arm is not None and arm.skills:
             env["AGENTBENCH_SKILLS_DIR"] = f"{sandbox.inner_home}/{SKILLS_DIR}"
+        if arm is not None and arm.plugins:
+            env["AGENTBENCH_PLUGINS_DIR"] = f"{sandbox.inner_home}/{PLUGINS_DIR}"
         return env
 
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:

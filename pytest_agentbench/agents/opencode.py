@@ -74,7 +74,12 @@ class OpencodeAgent(CliAgent):
     )
     own_options = ("permission",)
     # $XDG_CONFIG_HOME/opencode, which is also ~/.config/opencode in the private home.
-    delivery = Places(".config/opencode/AGENTS.md", ".config/opencode/skills")
+    delivery = Places(
+        ".config/opencode/AGENTS.md",
+        ".config/opencode/skills",
+        no_plugins="opencode 1.18.33's plugins are JavaScript modules named in its config; it "
+        "reads no plugin directory's manifest, skills or hooks",
+    )
 
     def __init__(self, settings: Settings, prices: Any = None) -> None:
         super().__init__(settings, prices)

@@ -242,6 +242,10 @@ def delivery_lines(block: dict[str, Any]) -> list[str]:
             f"{arm}: {', '.join(skills) or 'none'}" for arm, skills in found if skills is not None
         ]
         lines.append("skills in the homes after the trials: " + "; ".join(shown))
+    plugins = [(row["arm"], row.get("plugins_found")) for row in block["arms"]]
+    if any(names is not None for _, names in plugins):
+        shown = [f"{arm}: {', '.join(names)}" for arm, names in plugins if names]
+        lines.append("plugins installed in the homes: " + "; ".join(shown))
     return lines
 
 

@@ -10,7 +10,7 @@ prompt prefix) add their solve rate over vanilla's on the tasks they ran.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pytest_agentbench.plan.arm_trials import arm_identities
 from pytest_agentbench.run.store import configuration_identity
@@ -134,7 +134,8 @@ def arms_block(
                 "identity": config.identity,
                 **{key: summary.get(key) for key in ARM_FIGURES},
                 **{f"mean_{key}": _mean_usage(config.observations, key) for key in RATIO_METRICS},
-                "skills_found": skills_found(config.observations),
+                "skills_found": found_in_homes(config.observations, "skills_found"),
+                "plugins_found": found_in_homes(config.observations, "plugins_found"),
                 "cache": cache_figures(config.observations),
                 "measures": report["measures"],
             }
@@ -210,7 +211,10 @@ def run_arms_block(
     return arms_block(configurations, anchors, seed=settings.seed)
 
 
-def skills_found(observations: list[Observation]) -> list[str] | None:
-    """Every skill found in the arm's trials' homes after they ran; None: none looked."""
-    found = [o["skills_found"] for o in observations if o.get("skills_found") is not None]
-    return sorted({skill for skills in found for skill in skills or ()}) if found else None
+def found_in_homes(
+    observations: list[Observation], key: Literal["skills_found", "plugins_found"]
+) -> list[str] | None:
+    """Every name the arm's trials recorded under key (skills_found, plugins_found) from
+    their homes after they ran; None: none looked."""
+    found = [o.get(key) or [] for o in observations if o.get(key) is not None]
+    return sorted({name for names in found for name in names}) if found else None

@@ -1,7 +1,8 @@
 """The arms file: vanilla and named treatments, each a set of bytes delivered to the agent.
 
 An arm is what a trial receives besides the task: guidance (the CLI's user-level instruction
-file), skills (directories in its user-level skills folder), a prompt prefix, the legs its
+file), skills (directories in its user-level skills folder), plugins (whole plugin
+directories, installed the CLI's own way: tasks/plugins.py), a prompt prefix, the legs its
 session runs in (segments, tasks/segments.py), and whether the provider's prefix cache is
 primed before the trial (prefix_cache = "warm"). The file is
 validated whole before any trial; every error names the file, the arm, the key and the fix
@@ -19,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.tasks.keys import key_line, unknown_keys
+from pytest_agentbench.tasks.plugins import Plugin, PluginError, load_plugins
 
 VANILLA = "vanilla"
 GUIDANCE_LIMIT = 32_768  # bytes, all guidance files of an arm together
-KEYS = ("guidance", "skills", "prompt_prefix", "segments", "prefix_cache")
+KEYS = ("guidance", "skills", "prompt_prefix", "segments", "prefix_cache", "plugins")
 COLD, WARM = "cold", "warm"
 PREFIX_CACHES = (COLD, WARM)  # warm: a one-step priming run of the same CLI goes first
 TASK_PREFIXES = ("seed_wrong", "seed_correct")  # prompt_prefix = "task:FIELD"
@@ -64,6 +66,7 @@ class Arm:
     name: str
     guidance: str | None = None
     skills: tuple[Skill, ...] = ()
+    plugins: tuple[Plugin, ...] = ()  # plugin directories, kept whole (tasks/plugins.py)
     prompt_prefix: str | None = None  # text, or "task:seed_wrong" / "task:seed_correct"
     segments: int | None = None  # legs of one session per trial; None: the task's or the run's
     prefix_cache: str = COLD  # WARM: the trial follows a priming run (trial/priming.py)
@@ -96,10 +99,10 @@ class Arm:
 
     @property
     def identity(self) -> str:
-        """A hash of every byte the arm delivers (guidance, each skill file's path, mode and
-        bytes, the prefix or its task: marker, the legs) and of a warm prefix cache, so two
-        arms with the same bytes, legs and cache are equal (a cold arm hashes as before the
-        key existed)."""
+        """A hash of every byte the arm delivers (guidance, each skill's and plugin's file's
+        path, mode and bytes, the prefix or its task: marker, the legs) and of a warm prefix
+        cache, so two arms with the same bytes, legs and cache are equal (a cold arm, and an
+        arm without plugins, hashes as before the key existed)."""
         digest = hashlib.sha256()
 
         def part(tag: bytes, data: bytes) -> None:
@@ -112,6 +115,11 @@ class Arm:
                 part(b"p", f.rel.encode())
                 part(b"m", f.mode.to_bytes(4, "big"))
                 part(b"d", f.data)
+        for plugin in self.plugins:  # none: the hash is the one before plugins existed
+            for item in plugin.files:
+                part(b"P", f"{plugin.name}/{item.rel}".encode())  # as delivered
+                part(b"m", item.mode.to_bytes(4, "big"))
+                part(b"d", item.data)
         if self.prompt_prefix is not None:
             part(b"x", self.prompt_prefix.encode())
         if self.segments is not None:
@@ -282,6 +290,13 @@ def _skills(path: Path, arm: str, value: Any) -> tuple[Skill, ...]:
     return skills
 
 
+def _plugins(path: Path, arm: str, value: Any) -> tuple[Plugin, ...]:
+    try:
+        return load_plugins(_paths(path, arm, "plugins", value))
+    except PluginError as exc:
+        raise _fail(path, arm, "plugins", exc.problem, exc.fix) from None
+
+
 def _prefix(path: Path, arm: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _fail(
@@ -345,6 +360,7 @@ def _arm(path: Path, name: str, body: Any) -> Arm:
         name=name,
         guidance=_guidance(path, name, body["guidance"]) if "guidance" in body else None,
         skills=_skills(path, name, body["skills"]) if "skills" in body else (),
+        plugins=_plugins(path, name, body["plugins"]) if "plugins" in body else (),
         prompt_prefix=_prefix(path, name, body["prompt_prefix"])
         if "prompt_prefix" in body
         else None,

@@ -219,6 +219,9 @@ class Observation(TypedDict):
     # With --arms: the skills in the trial's private home after it ran (the CLI's own too);
     # None for an agent without a skills folder.
     skills_found: NotRequired[list[str] | None]
+    # With an arm that carries plugins: the plugins installed in the trial's private home
+    # after it ran; None for an agent that installs none.
+    plugins_found: NotRequired[list[str] | None]
     # What people read about an infrastructure failure (the cause alone decides).
     detail: NotRequired[str]
     # Earlier attempts of this trial that ended in an infrastructure failure, in order.

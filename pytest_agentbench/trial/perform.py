@@ -166,6 +166,8 @@ def perform(
         observation["infra_retries"] = retries
     if item.arm is not None and sandbox is not None:  # what else instructed it, before it goes
         observation["skills_found"] = agent.skills_found(sandbox.home)
+        if item.arm.plugins:  # an arm without plugins keeps the record it had
+            observation["plugins_found"] = agent.plugins_found(sandbox.home)
     for key in ("final_message", "verdict_reason"):  # the agent's words: scrubbed as artifacts are
         text = observation.get(key)
         if isinstance(text, str):
