@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_agentbench.agents.base import TrialContext
-from pytest_agentbench.agents.claude import ClaudeAgent
+from pytest_agentbench.agents.claude import DISALLOWED_TOOLS, ClaudeAgent
 from pytest_agentbench.agents.cli_base import CliAgent
 from pytest_agentbench.agents.codex import CodexAgent
 from pytest_agentbench.sandbox import make_provider
@@ -137,6 +137,9 @@ def test_the_receipt_shows_exactly_the_declared_components(
         assert receipt["other"]["auto_memory"] == ["off"]
         assert receipt["after"]["skills"] == [SKILL[cli]]
         assert receipt["after"]["cli_version_match"] is True
+        tools = set(receipt["after"]["reported"]["tools"])
+        assert "Bash" in tools and "Task" in tools  # subagents stay on by default
+        assert not tools & set(DISALLOWED_TOOLS)  # the launch's disallowed tools are gone
     else:  # codex lists no instruction file: the first request shows it
         assert guidance["seen"] is None
         assert guidance["status"] == "verified_on_wire"
@@ -158,3 +161,22 @@ def test_an_undeclared_skill_in_the_home_stops_the_trial_before_any_request(
     assert caught.value.cause == "treatment_mismatch"
     assert "seen but not declared ['stowaway']" in str(caught.value)
     assert server.requests == []
+
+
+def test_subagents_off_takes_the_subagent_tool_from_claude_code(
+    tmp_path: Path, agentbench_model_server: ServerFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if find_cli("claude") is None:
+        pytest.skip(missing_reason("claude"))
+    skip_unless_sandbox("bwrap")
+    (tmp_path / "arms.toml").write_text("[capabilities]\nsubagents = false\n")
+    vanilla = load_arms(tmp_path / "arms.toml")[0]
+    server = agentbench_model_server({"turns": [{"message": "Nothing to change."}]})
+    receipt = run("claude", vanilla, tmp_path, server.base_url, monkeypatch)
+    assert receipt is not None and receipt["status"] == "verified"
+    assert receipt["capabilities"]["subagents"] == {
+        "value": False,
+        "enforced_by": "--disallowedTools Agent,Task",
+    }
+    tools = set(receipt["after"]["reported"]["tools"])
+    assert "Bash" in tools and "Task" not in tools and "Agent" not in tools
