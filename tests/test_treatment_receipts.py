@@ -100,7 +100,8 @@ def test_codex_lists_skills_by_name_and_no_guidance_which_the_wire_settles(tmp_p
     assert receipt["components"]["guidance"]["status"] == UNVERIFIED
     assert receipt["components"]["skills"]["status"] == VERIFIED
     request = {"input": [{"content": [{"text": "# AGENTS.md\n<INSTRUCTIONS>\nAnswer briefly.\n"}]}]}
-    wire = json.dumps({"status": 200, "request": request}) + "\n"
+    title = {"has_tools": False, "request": {"input": "Name this session."}}
+    wire = json.dumps(title) + "\n" + json.dumps({"has_tools": True, "request": request}) + "\n"
     shown = json.loads(json.dumps(receipt))
     check_wire(shown, core, wire)
     assert shown["status"] == VERIFIED

@@ -134,14 +134,17 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def first_request_text(wire: str) -> str | None:
-    """Every string of the first model request on the wire (a wire.jsonl text), joined; None
-    when the wire holds no request."""
+    """Every string of the first agent request on the wire (a wire.jsonl text), joined; None
+    when the wire holds none. A side request without tools (a session title, a token count)
+    carries no instructions and is passed over."""
     for line in wire.splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        request = record.get("request") if isinstance(record, dict) else None
+        if not isinstance(record, dict) or record.get("has_tools") is False:
+            continue
+        request = record.get("request")
         if isinstance(request, Mapping):
             return "\n".join(_strings(request))
     return None
