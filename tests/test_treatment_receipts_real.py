@@ -20,6 +20,7 @@ from pytest_agentbench.agents.base import TrialContext
 from pytest_agentbench.agents.claude import DISALLOWED_TOOLS, ClaudeAgent
 from pytest_agentbench.agents.cli_base import CliAgent
 from pytest_agentbench.agents.codex import CodexAgent
+from pytest_agentbench.agents.opencode import OpencodeAgent
 from pytest_agentbench.sandbox import make_provider
 from pytest_agentbench.sandbox.base import InfrastructureError
 from pytest_agentbench.settings import Settings
@@ -35,14 +36,18 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.real
 pytest_plugins = ["pytest_agentbench.testing.pytest_plugin"]
 
-AGENTS: dict[str, type[CliAgent]] = {"codex": CodexAgent, "claude": ClaudeAgent}
+AGENTS: dict[str, type[CliAgent]] = {
+    "codex": CodexAgent,
+    "claude": ClaudeAgent,
+    "opencode": OpencodeAgent,
+}
 KEY_ENV = "AGENTBENCH_TEST_KEY"
 # The skill's directory is `checker`, its front matter name `twice-checker`: Claude Code names
 # a skill by its directory, codex by its name.
 SKILL = {"claude": "checker", "codex": "twice-checker"}
 
 
-@pytest.fixture(params=sorted(AGENTS))
+@pytest.fixture(params=["claude", "codex"])
 def cli(request: pytest.FixtureRequest) -> str:
     name = str(request.param)
     if find_cli(name) is None:
@@ -80,9 +85,9 @@ def run(
     write_task(tmp_path / "tasks", "notes", {"notes.txt": "hello\n"}, {"notes.txt": "bye\n"})
     task = load_directory_task(tmp_path / "tasks" / "notes")
     opts = {"bin": str(find_cli(cli)), "base_url": server_base, "api_key_env": KEY_ENV}
-    settings = Settings(
-        agent=cli, sandbox="bwrap", model="scripted-model", agent_opts={**opts, "retries": "0"}
-    )
+    if cli != "opencode":
+        opts["retries"] = "0"
+    settings = Settings(agent=cli, sandbox="bwrap", model="scripted-model", agent_opts=opts)
     provider = make_provider(settings)
     agent = AGENTS[cli](settings)
     agent.use_sandbox(provider)
@@ -180,3 +185,23 @@ def test_subagents_off_takes_the_subagent_tool_from_claude_code(
     }
     tools = set(receipt["after"]["reported"]["tools"])
     assert "Bash" in tools and "Task" not in tools and "Agent" not in tools
+
+
+def test_a_cli_without_a_listing_is_unverified_and_settled_on_the_wire(
+    core: Arm,
+    tmp_path: Path,
+    agentbench_model_server: ServerFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """opencode offers no listing: its guidance and skill are found in the first request."""
+    if find_cli("opencode") is None:
+        pytest.skip(missing_reason("opencode"))
+    skip_unless_sandbox("bwrap")
+    server = agentbench_model_server({"turns": [{"message": "Nothing to change."}]})
+    receipt = run("opencode", core, tmp_path, server.openai_base_url, monkeypatch)
+    assert receipt is not None
+    assert receipt["discovery"]["method"] == "none: this CLI offers no listing"
+    parts = receipt["components"]
+    assert parts["guidance"]["status"] == parts["skills"]["status"] == "verified_on_wire"
+    assert parts["hooks"]["status"] == "unverified"  # nothing declared: no proof either way
+    assert receipt["status"] == "unverified" and receipt["problems"] == []
