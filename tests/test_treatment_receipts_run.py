@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from pytest_agentbench.view.trial_detail import trial as trial_page
+
 DISTS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 FIXTURE = Path(__file__).parent / "fixtures" / "events" / "claude" / "discovery.jsonl"
 
@@ -141,3 +143,6 @@ def test_a_declared_skill_the_cli_does_not_see_ends_that_trial_alone(
     assert kept["vanilla"]["status"] == "verified"
     assert kept["vanilla"]["after"]["delivered_unchanged"] is True
     assert kept["core"]["problems"] == ["skills: declared but not seen ['checker']"]
+    folder = next(pytester.path.glob(".agentbench/runs/*/trials/core__*"))
+    page = trial_page("k", 0, by_arm["core"], folder, {})  # the viewer's trial page shows it
+    assert json.loads(page["treatment"]) == kept["core"]
