@@ -172,10 +172,14 @@ class _Task:
 
 class _Ctx:
     arm = None  # a run without arms
+    priming = False  # no warm arm's priming run
 
     def __init__(self, home: Path, max_steps: int | None = None) -> None:
         self.sandbox = _Sandbox(home)
         self.task = _Task(max_steps)
+
+    def step_limit(self, turn: int) -> int | None:  # one leg: the task's whole cap
+        return self.task.max_steps
 
 
 def test_session_cumulative_usage_becomes_per_round(tmp_path: Path) -> None:
