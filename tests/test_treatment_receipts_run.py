@@ -4,7 +4,8 @@ infrastructure failure, never scored as the agent's) and keeps its treatment.jso
 The agent is `--agent=claude` with a stand-in binary: its discovery answers are Claude Code
 2.1.332's real ones (tests/fixtures/events/claude/discovery.jsonl) with the skills dialog
 listing what the trial's home holds, plus a planted skill (FAKE_PLANT) or less a hidden one
-(FAKE_HIDE); its coding run edits the file and prints a result event.
+(FAKE_HIDE), or another version (FAKE_VERSION); its coding run edits the file and prints a
+result event.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ if "--input-format" in sys.argv:
     for line in open({str(FIXTURE)!r}):
         answer = json.loads(line)
         response = answer["response"]
+        if response["request_id"] == "initialize" and os.environ.get("FAKE_VERSION"):
+            response["response"]["claude_code_version"] = os.environ["FAKE_VERSION"]
         if response["request_id"] == "get_skills_dialog":
             response["response"]["skills"] = [
                 {{"name": n, "source": "user", "state": "on"}} for n in names
@@ -82,7 +85,7 @@ def run(pytester: pytest.Pytester, dist: list[str]) -> pytest.RunResult:
         "no:cacheprovider",
         "--agent=claude",
         f"--agent-opt=bin={pytester.path / 'claude'}",
-        "--agent-opt=env=FAKE_PLANT,FAKE_HIDE",
+        "--agent-opt=env=FAKE_PLANT,FAKE_HIDE,FAKE_VERSION",
         "--agentbench-meter=off",
         "--sandbox=tmp",
         "--tasks=tasks",
@@ -146,3 +149,15 @@ def test_a_declared_skill_the_cli_does_not_see_ends_that_trial_alone(
     folder = next(pytester.path.glob(".agentbench/runs/*/trials/core__*"))
     page = trial_page("k", 0, by_arm["core"], folder, {})  # the viewer's trial page shows it
     assert json.loads(page["treatment"]) == kept["core"]
+
+
+def test_a_discovery_that_reports_another_version_than_the_cli_is_a_mismatch(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lay_out(pytester)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fake-key-for-the-stand-in")
+    monkeypatch.setenv("FAKE_VERSION", "2.1.331")
+    run(pytester, [])
+    assert {o["cause"] for o in observations(pytester).values()} == {"treatment_mismatch"}
+    problems = receipts(pytester)["vanilla"]["problems"]
+    assert problems == ["discovery reports CLI 2.1.331, --version said '2.1.332 (Claude Code)'"]
