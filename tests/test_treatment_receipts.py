@@ -126,6 +126,16 @@ def test_a_failed_control_request_or_a_missing_answer_is_a_discovery_error():
     failed = {"type": "control_response", "response": {"subtype": "error", "request_id": "x"}}
     assert read_claude_discovery([failed], HOME).error == "x: None"
     assert "no answer to" in (read_codex_discovery([]).error or "")
+    answers = read_events(EVENTS / "codex" / "discovery.jsonl")
+    plugins_failed = [
+        {"id": a["id"], "error": {"message": "catalog out of reach"}}
+        if a.get("id") == "agentbench-discovery-end"
+        else a
+        for a in answers
+    ]
+    found = read_codex_discovery(plugins_failed)  # plugins are only recorded: noted, not fatal
+    assert found.error is None and found.seen["skills"] == ["twice-checker"]
+    assert found.other["plugin_list_error"] == ["{'message': 'catalog out of reach'}"]
 
 
 def test_after_coding_the_init_event_and_the_delivered_hashes_are_recorded(tmp_path):

@@ -224,7 +224,10 @@ def read_codex_discovery(answers: Sequence[Mapping[str, Any]]) -> Discovery:
     for answer in answers:
         if "id" not in answer:
             continue  # a notification
-        if answer.get("error") is not None:
+        if answer.get("error") is not None and answer["id"] == DISCOVERY_END:
+            # Plugins are only recorded: a listing that fails (a catalog out of reach) is noted.
+            found.other["plugin_list_error"] = [str(answer["error"])]
+        elif answer.get("error") is not None:
             found.error = f"{answer.get('id')}: {answer.get('error')}"
             return found
         replies[str(answer["id"])] = answer.get("result") or {}
