@@ -114,6 +114,10 @@ def meter_asked(settings: Settings) -> str | None:
 class AgentSession(ABC):
     """One agent conversation in one workspace; recovery rounds continue it."""
 
+    # The treatment receipt (agents/receipts.py) of a trial with an arm: what the CLI saw
+    # against what the arm declares, kept as the trial's treatment.json; None: none made.
+    receipt: dict[str, Any] | None = None
+
     @abstractmethod
     def run_round(self, prompt: str, round_index: int, timeout: float) -> RoundResult:
         """Run one session turn: the legs (ctx.plan; one unless segmented) get the task and
@@ -134,6 +138,9 @@ class Agent(ABC):
     # place is refused before any trial. None: the agent runs no model, nothing is delivered
     # and the report says delivery: none.
     delivery: Places | None = Places()
+    # The switch by which the agent enforces each capability of the arms file's
+    # [capabilities]; one set to other than its default and missing here is refused.
+    capability_switches: dict[str, str] = {}  # noqa: RUF012 - read only, per class
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -220,8 +227,24 @@ class Agent(ABC):
         return self.settings.agent_opts.get(key, default)
 
 
+def capability_refusals(agent: Agent, arms: Iterable[Arm]) -> list[str]:
+    """One line per capability the arms file sets that the agent cannot enforce (none for an
+    agent that runs no model: it spawns nothing)."""
+    first = next(iter(arms), None)
+    if first is None or agent.delivery is None:
+        return []
+    return [
+        f"[capabilities] {key}: --agent={agent.name} cannot enforce it (its CLI has no "
+        "switch for it); drop it from the arms file or use --agent=codex or --agent=claude"
+        for key in first.capabilities.set_keys()
+        if key not in agent.capability_switches
+    ]
+
+
 def check_delivery(agent: Agent, arms: Iterable[Arm], source: str = "--arms") -> None:
-    """Refuse, before any trial, an arm component the agent cannot receive natively."""
-    problems = refusals(agent.name, agent.delivery, arms)
+    """Refuse, before any trial, an arm component the agent cannot receive natively, and a
+    capability it cannot enforce."""
+    arms = list(arms)
+    problems = refusals(agent.name, agent.delivery, arms) + capability_refusals(agent, arms)
     if problems:
         raise pytest.UsageError(f"{source}: " + f"\n{source}: ".join(problems))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.cli_base import (
+    DISCOVERY_END,
     CliAgent,
     CliTrial,
     StreamFacts,
@@ -15,9 +17,20 @@ from pytest_agentbench.agents.cli_base import (
 )
 from pytest_agentbench.agents.delivery import Places
 from pytest_agentbench.agents.plugins import CLAUDE_PLACE, install_claude
+from pytest_agentbench.agents.receipts import Discovery
 from pytest_agentbench.meter.records import stop_cause
 
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own stand-in message for an API error
+# Control requests Claude Code answers in stream-json input mode before any user message, so
+# no model turn starts: what loaded (commands, agents, version), the skills, memory files and
+# hooks dialogs, and the session's usage (zero proves no model call). The last is answered last.
+DISCOVERY = ("initialize", "get_skills_dialog", "get_memory_dialog", "get_hooks_listing")
+DISCOVERY_METHOD = "stream-json control requests: " + ", ".join((*DISCOVERY, "get_usage"))
+# Tools that reach past the trial (remote triggers, schedules, messages to other sessions,
+# workflows) or outlive it; the subagent tool too when [capabilities] subagents = false.
+DISALLOWED_TOOLS = ("RemoteTrigger", "CronCreate", "ScheduleWakeup", "SendMessage", "Workflow")
+SUBAGENT_TOOLS = ("Agent", "Task")  # 2.1.332 lists it as Task; Agent is its newer name
+USER = "user"  # the source of a user-level skill or memory file: where an arm is delivered
 
 
 def _this_run(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -84,6 +97,11 @@ class ClaudeAgent(CliAgent):
         "CLAUDE_CONFIG_DIR; `claude setup-token` prints a CLAUDE_CODE_OAUTH_TOKEN"
     )
     own_options = ("permission_mode", "retries")
+    skills_by_dir = True  # its skills dialog and slash commands name the directory
+    capability_switches = {  # noqa: RUF012
+        "subagents": "--disallowedTools " + ",".join(SUBAGENT_TOOLS),
+        "max_threads": "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS",
+    }
     # In CLAUDE_CONFIG_DIR; plugins in a private local marketplace (agents/plugins.py).
     delivery = Places(".claude/CLAUDE.md", ".claude/skills", CLAUDE_PLACE)
 
@@ -106,7 +124,15 @@ class ClaudeAgent(CliAgent):
             "CLAUDE_CONFIG_DIR": trial.inner(".claude"),
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+            # Subagents and Bash commands run in the foreground, within the trial's time.
+            "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1",
         }
+        if self.settings.model:  # an Agent call's or an agent file's model is ignored
+            env["CLAUDE_CODE_SUBAGENT_MODEL"] = self.settings.model
+            env["CLAUDE_CODE_SUBAGENT_MODEL_FORCE"] = "1"
+        if trial.capabilities.max_threads is not None:
+            env["CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS"] = str(trial.capabilities.max_threads)
         if self.permission_mode == "bypassPermissions":
             env["IS_SANDBOX"] = "1"  # the harness is the sandbox; without it root is refused
         if trial.wire_url:
@@ -118,13 +144,20 @@ class ClaudeAgent(CliAgent):
             env["CLAUDE_CODE_MAX_RETRIES"] = retries
         return env
 
-    def command(self, prompt: str, session_id: str | None, trial: CliTrial) -> list[str]:
-        argv = ["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
-        argv += ["--permission-mode", self.permission_mode]
+    def launch(self, trial: CliTrial) -> list[str]:
+        """The switches every run of a trial shares, discovery included."""
+        argv = ["--output-format", "stream-json", "--verbose", "--strict-mcp-config"]
+        argv += ["--permission-mode", self.permission_mode, "--include-hook-events"]
+        denied = (*DISALLOWED_TOOLS, *(() if trial.capabilities.subagents else SUBAGENT_TOOLS))
+        argv += ["--disallowedTools", ",".join(denied)]
         if self.settings.model:
             argv += ["--model", self.settings.model]
         if self.settings.reasoning:
             argv += ["--effort", self.settings.reasoning]
+        return argv
+
+    def command(self, prompt: str, session_id: str | None, trial: CliTrial) -> list[str]:
+        argv = ["-p", *self.launch(trial)]
         if session_id:
             argv += ["--resume", session_id]
         if trial.step_limit is not None:
@@ -144,6 +177,21 @@ class ClaudeAgent(CliAgent):
         if self.settings.model:
             argv += ["--model", self.settings.model]
         return argv
+
+    def discovery_requests(self, trial: CliTrial, workspace: str) -> tuple[list[str], str]:
+        ids = [*DISCOVERY, DISCOVERY_END]
+        subtypes = [*DISCOVERY, "get_usage"]
+        lines = [
+            json.dumps({"type": "control_request", "request_id": i, "request": {"subtype": s}})
+            for i, s in zip(ids, subtypes, strict=True)
+        ]
+        return ["-p", "--input-format", "stream-json", *self.launch(trial)], "\n".join(lines) + "\n"
+
+    def read_discovery(self, answers: Sequence[Mapping[str, Any]], trial: CliTrial) -> Discovery:
+        return read_claude_discovery(answers, trial.inner_home)
+
+    def reported_treatment(self, events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        return reported_by_init(events)
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
         """A failed run's `result` says is_error with the HTTP status in api_error_status
@@ -178,3 +226,90 @@ class ClaudeAgent(CliAgent):
                 if event.get("is_error"):
                     facts.provider_error = stop_cause(as_int(event.get("api_error_status")))
         return facts
+
+
+def _home_path(path: object, inner_home: str) -> str:
+    """A path the CLI reports, shown from the trial's home (`~/.claude/CLAUDE.md`)."""
+    text = str(path)
+    home = inner_home.rstrip("/") + "/"
+    return "~/" + text[len(home) :] if text.startswith(home) else text
+
+
+def read_claude_discovery(answers: Sequence[Mapping[str, Any]], inner_home: str) -> Discovery:
+    """The receipt's facts from Claude Code's control responses: user-level skills and
+    memory files are what an arm delivers; built-in commands and agents are recorded apart,
+    as are project-level ones (the task's own files)."""
+    found = Discovery(DISCOVERY_METHOD, seen={"guidance": [], "skills": [], "hooks": []})
+    replies: dict[str, Mapping[str, Any]] = {}
+    for answer in answers:
+        response = answer.get("response") if answer.get("type") == "control_response" else None
+        if not isinstance(response, Mapping):
+            continue
+        if response.get("subtype") != "success":
+            found.error = f"{response.get('request_id')}: {response.get('error')}"
+            return found
+        replies[str(response.get("request_id"))] = response.get("response") or {}
+    missing = [r for r in (*DISCOVERY, DISCOVERY_END) if r not in replies]
+    if missing:
+        found.error = f"no answer to {', '.join(missing)}"
+        return found
+    init = replies["initialize"]
+    found.cli_version = init.get("claude_code_version")
+    commands = [c for c in init.get("commands") or [] if isinstance(c, Mapping)]
+    found.builtin["commands"] = sorted(str(c.get("name")) for c in commands if c.get("builtin"))
+    found.builtin["agents"] = sorted(
+        str(a.get("name")) for a in init.get("agents") or [] if isinstance(a, Mapping)
+    )
+    found.other["commands"] = sorted(str(c.get("name")) for c in commands if not c.get("builtin"))
+    for skill in replies["get_skills_dialog"].get("skills") or []:
+        source, name = skill.get("source"), str(skill.get("name"))
+        if source == USER:
+            found.seen["skills"] = [*(found.seen["skills"] or []), name]
+        else:
+            found.other.setdefault("skills", []).append(f"{name} ({source})")
+        if skill.get("state") != "on":
+            found.other.setdefault("skills_not_on", []).append(f"{name} ({skill.get('state')})")
+    memory = replies["get_memory_dialog"]
+    for entry in memory.get("files") or []:
+        if not entry.get("exists"):
+            continue
+        path = _home_path(entry.get("path"), inner_home)
+        if entry.get("kind") == USER:
+            found.seen["guidance"] = [*(found.seen["guidance"] or []), path]
+        else:
+            found.other.setdefault("guidance", []).append(f"{path} ({entry.get('kind')})")
+    auto = (memory.get("auto_memory") or {}).get("status")
+    found.other["auto_memory"] = [str(auto)]
+    found.seen["hooks"] = sorted(
+        json.dumps(h, sort_keys=True) for h in replies["get_hooks_listing"].get("hooks") or []
+    )
+    session = replies[DISCOVERY_END].get("session") or {}
+    usage = session.get("model_usage")
+    cost = session.get("total_cost_usd")
+    if isinstance(usage, Mapping) and isinstance(cost, int | float):
+        found.model_calls = len(usage) if usage or cost else 0
+    return found
+
+
+def reported_by_init(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """What the coding run's system/init said it loaded (its skills the built-in ones too,
+    which the receipt knows), and the hooks that ran (hook_started events)."""
+    init = next(
+        (e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), None
+    )
+    if init is None:
+        return None
+    hooks = [
+        str(e.get("hook_name") or e.get("hook_event"))
+        for e in events
+        if e.get("type") == "system" and e.get("subtype") == "hook_started"
+    ]
+    return {
+        "cli_version": init.get("claude_code_version"),
+        "all_skills": list(init.get("skills") or []),
+        "plugins": [p.get("name") for p in init.get("plugins") or [] if isinstance(p, Mapping)],
+        "agents": list(init.get("agents") or []),
+        "mcp_servers": list(init.get("mcp_servers") or []),
+        "tools": list(init.get("tools") or []),
+        "hooks_ran": hooks,
+    }

@@ -34,17 +34,32 @@ from pytest_agentbench.agents.base import (
     meter_asked,
 )
 from pytest_agentbench.agents.prices import Price
+from pytest_agentbench.agents.receipts import (
+    DISCOVERY_CAUSE,
+    MISMATCH,
+    MISMATCH_CAUSE,
+    UNVERIFIED,
+    Discovery,
+    build,
+    check_after,
+    check_wire,
+    delivered_hashes,
+    expected,
+)
 from pytest_agentbench.meter.client import MeterProcess, shared_meter
 from pytest_agentbench.meter.records import failed_call, wire_failure, wire_stop
-from pytest_agentbench.sandbox.base import SandboxProvider
+from pytest_agentbench.sandbox.base import InfrastructureError, SandboxProvider
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.arms import CAPABILITY_KEYS, DEFAULT_CAPABILITIES, Capabilities
 from pytest_agentbench.tasks.plugins import Plugin
 from pytest_agentbench.tasks.verdict import bounded
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
 
 TAIL_CHARS = 4000
 VERSION_TIMEOUT = 30.0
+DISCOVERY_TIMEOUT = 60.0
+DISCOVERY_END = "agentbench-discovery-end"  # the id of a discovery run's last request
 REDACTED = "[redacted]"
 
 # Variables a CLI may need from the operator's environment. Everything else -- notably the
@@ -188,6 +203,7 @@ class CliTrial:
     wire_url: str | None = None  # base_url, or the metered trial's own route through the meter
     step_limit: int | None = None  # the round's step cap (max_steps, a leg's share of it)
     plugins: tuple[Plugin, ...] = ()  # the arm's plugins, delivered into the home
+    capabilities: Capabilities = DEFAULT_CAPABILITIES  # the arms file's, the command's
 
     def host(self, rel: str) -> Path:
         return self.host_home / rel
@@ -208,6 +224,7 @@ class CliAgent(Agent):
     login_hint: str = ""  # the CLI's own login, which a private home never holds
     meterable = True
     own_options: tuple[str, ...] = ()  # --agent-opt keys this adapter adds
+    skills_by_dir = False  # the CLI names a skill by its directory, not its front matter
 
     @classmethod
     def allowed_options(cls) -> tuple[str, ...]:
@@ -347,6 +364,21 @@ class CliAgent(Agent):
     def prepare(self, trial: CliTrial) -> None:
         """Write private config files before the first round."""
 
+    def discovery_requests(self, trial: CliTrial, workspace: str) -> tuple[list[str], str] | None:
+        """argv after the binary of a run that answers requests on stdin without a model call,
+        and the request lines (the last one's id DISCOVERY_END); None: the CLI offers no such
+        listing, and every kind of the receipt is unverified."""
+        return None
+
+    def read_discovery(self, answers: Sequence[Mapping[str, Any]], trial: CliTrial) -> Discovery:
+        """What a discovery run's answers say the CLI loaded."""
+        return Discovery("none: this CLI offers no listing")
+
+    def reported_treatment(self, events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """What the CLI reported of itself while coding (version, skills, plugins, hooks that
+        ran); None when its events say nothing of it."""
+        return None
+
     def reported_cost_is_known(self) -> bool:
         """Whether the CLI's own cost figure means dollars (not a guess or a 0 placeholder)."""
         return True
@@ -453,6 +485,13 @@ class CliAgent(Agent):
 
 
 _EVENTS_WRAPPER = 'out="$1"; shift; exec "$@" >"$out"'
+# Requests on stdin, held open until the answer to the last one is out (or 30 s): a server
+# reading requests until EOF (codex app-server) would otherwise stop before it answers.
+_DISCOVERY_WRAPPER = (
+    'in="$1"; out="$2"; mark="$3"; shift 3; { cat "$in"; i=0; '
+    'while [ $i -lt 300 ] && ! grep -qF "$mark" "$out" 2>/dev/null; do sleep 0.1; '
+    'i=$((i+1)); done; } | "$@" >"$out"'
+)
 _ASKED_WRAPPER = 'in="$1"; out="$2"; shift 2; exec "$@" <"$in" >"$out"'
 
 
@@ -496,10 +535,88 @@ class CliSession(AgentSession):
             )
         steps = 1 if ctx.priming else ctx.step_limit(0)
         plugins = ctx.arm.plugins if ctx.arm is not None else ()
-        self.trial = CliTrial(ctx.sandbox.home, ctx.sandbox.inner_home, wire_url, steps, plugins)
+        caps = ctx.arm.capabilities if ctx.arm is not None else Capabilities()
+        self.trial = CliTrial(
+            ctx.sandbox.home,
+            ctx.sandbox.inner_home,
+            wire_url,
+            steps,
+            plugins=plugins,
+            capabilities=caps,
+        )
         agent.prepare(self.trial)
+        self.delivered: dict[str, str | None] = {}  # delivered files' hashes, before coding
+        self.reported_facts: dict[str, Any] | None = None  # what the CLI said while coding
         if ctx.arm is not None:
             agent.deliver(ctx.arm, self.trial.host_home)
+            if agent.delivery is not None:
+                self.delivered = delivered_hashes(ctx.arm, self.trial.host_home, agent.delivery)
+
+    def discover(self) -> None:
+        """The receipt (receipts.py) of what the CLI loaded, before its first model call; a
+        mismatch or a failed discovery stops the trial as the machine's failure."""
+        agent, arm = self.agent, self.ctx.arm
+        if arm is None or agent.delivery is None:
+            return
+        asked = agent.discovery_requests(self.trial, self.ctx.sandbox.inner_workspace)
+        found = Discovery("none: this CLI offers no listing")
+        if asked is not None:
+            args, requests = asked
+            self.trial.host("discovery-in.jsonl").write_text(requests)
+            wrapped = [
+                "/bin/sh",
+                "-c",
+                _DISCOVERY_WRAPPER,
+                f"agentbench-{agent.name}-discovery",
+                self.trial.inner("discovery-in.jsonl"),
+                self.trial.inner("discovery.jsonl"),
+                DISCOVERY_END,
+                agent.run_binary,
+                *args,
+            ]
+            env = agent.child_env(self.trial)
+            done = self.ctx.sandbox.run(wrapped, env=env, timeout=DISCOVERY_TIMEOUT)
+            answers = read_events(self.trial.host("discovery.jsonl"))
+            found = agent.read_discovery(answers, self.trial)
+            if found.error is None and (done.timed_out or not answers):
+                found.error = f"no answer (exit {done.exit_code}): " + agent.scrub(
+                    done.stderr.decode("utf-8", "replace")[-TAIL_CHARS:]
+                )
+            for name in ("discovery-in.jsonl", "discovery.jsonl"):
+                self.trial.host(name).unlink(missing_ok=True)
+        want = expected(arm, agent.delivery, agent.skills_by_dir)
+        self.receipt = build(agent.name, arm, want, found)
+        self.receipt["delivered"] = self.delivered
+        caps = arm.capabilities
+        self.receipt["capabilities"] = {
+            key: {
+                "value": getattr(caps, key),
+                "enforced_by": agent.capability_switches[key]
+                if key in caps.set_keys()
+                else "the CLI's default",
+            }
+            for key in CAPABILITY_KEYS
+        }
+        if self.meter is not None:  # the wire proves no model call, whatever the CLI says
+            spent = len(self.meter.counters(self.meter_token)["log"]) - self.meter_seen
+            self.receipt["discovery"]["wire_requests"] = spent
+            if spent:
+                self.receipt["problems"].append(f"discovery sent {spent} request(s) on the wire")
+                self.receipt["status"] = MISMATCH
+        version = agent.cli_version()
+        if found.cli_version and version and not version_matches(version, found.cli_version):
+            self.receipt["problems"].append(
+                f"discovery reports CLI {found.cli_version}, --version said {version!r}"
+            )
+            self.receipt["status"] = MISMATCH
+        if found.error:
+            raise InfrastructureError(DISCOVERY_CAUSE, f"discovery of {arm.name}: {found.error}")
+        if self.receipt["status"] == MISMATCH:
+            problems = "; ".join(self.receipt["problems"])
+            raise InfrastructureError(
+                MISMATCH_CAUSE,
+                f"the {agent.name} CLI does not see what arm {arm.name} declares: {problems}",
+            )
 
     def round_tokens(self, reported: TokenUsage | None) -> TokenUsage | None:
         """This round's tokens; for session-cumulative CLIs, the growth since the last round."""
@@ -524,6 +641,8 @@ class CliSession(AgentSession):
         if limit != self.trial.step_limit:
             self.trial = replace(self.trial, step_limit=limit)
             agent.prepare(self.trial)  # a step cap in a config file (opencode) is rewritten
+        if round_index == 0 and not self.ctx.priming:
+            self.discover()
         events_name = f"events-{round_index}.jsonl"
         resume = self.session_id if round_index > 0 else None
         argv = events_argv(
@@ -534,7 +653,8 @@ class CliSession(AgentSession):
         )
         result = self.ctx.sandbox.run(argv, env=agent.child_env(self.trial), timeout=timeout)
         events_file = self.trial.host(events_name)
-        facts = agent.parse(read_events(events_file))
+        events = read_events(events_file)
+        facts = agent.parse(events)
         tokens = self.round_tokens(facts.tokens)
         self.session_id = facts.session_id or self.session_id
         stdout = read_tail(events_file, TAIL_CHARS)
@@ -552,6 +672,14 @@ class CliSession(AgentSession):
             # A request still open (a hang) has no line yet: it joins a later round's.
             wire, self.wire_read = read_new_lines(self.wire_dir / "wire.jsonl", self.wire_read)
             raw["wire"] = agent.scrub(wire.decode("utf-8", "replace"))
+            receipt, arm = self.receipt, self.ctx.arm
+            if round_index == 0 and receipt and receipt["status"] == UNVERIFIED and arm:
+                check_wire(receipt, arm, wire.decode("utf-8", "replace"))
+                if receipt["status"] == MISMATCH and failure is None:
+                    failure = MISMATCH_CAUSE  # the round ran, but not in the declared arm
+        if round_index == 0 and self.receipt is not None:
+            self.receipt.setdefault("wire", "no request recorded (unmetered)")
+            self.reported_facts = agent.reported_treatment(events)
         return RoundResult(
             exit_code=result.exit_code,
             timed_out=result.timed_out,
@@ -573,6 +701,9 @@ class CliSession(AgentSession):
         )
 
     def close(self) -> None:
+        if self.receipt is not None and self.ctx.arm is not None and self.agent.delivery:
+            after = delivered_hashes(self.ctx.arm, self.trial.host_home, self.agent.delivery)
+            check_after(self.receipt, self.delivered, after, self.reported_facts)
         if self.meter is not None:
             self.meter.close_trial(self.meter_token)
             self.meter = None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_agentbench.agents.base import TokenUsage
 from pytest_agentbench.agents.cli_base import (
+    DISCOVERY_END,
     CliAgent,
     CliTrial,
     StreamFacts,
@@ -17,8 +20,10 @@ from pytest_agentbench.agents.cli_base import (
 from pytest_agentbench.agents.delivery import Places
 from pytest_agentbench.agents.plugins import CODEX_PLACE, codex_args
 from pytest_agentbench.agents.prices import Price
+from pytest_agentbench.agents.receipts import Discovery
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
+from pytest_agentbench.tasks.arms import Capabilities
 from pytest_agentbench.testing.clis import native_codex
 
 PROVIDER = "agentbench"
@@ -32,6 +37,25 @@ NO_TOOLS: dict[str, str | bool] = {
     "web_search": "disabled",
 }
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+# `codex app-server` answers JSON-RPC on stdin; listing skills, hooks and plugins starts no
+# thread, so no model call. It lists no instruction file: guidance stays unverified until the
+# first request on the wire shows it.
+DISCOVERY_METHOD = "codex app-server JSON-RPC: initialize, skills/list, hooks/list, plugin/list"
+CLIENT = "agentbench"
+USER_AGENT = re.compile(rf"^{CLIENT}/(\S+)")  # initialize's userAgent: <client>/<codex version>
+
+
+def capability_config(caps: Capabilities) -> dict[str, str | bool]:
+    """The config that enforces the arms file's [capabilities]; nothing at the defaults."""
+    if not caps.subagents:
+        return {"agents.enabled": False, "features.multi_agent": False}
+    if caps.max_threads is None:
+        return {}
+    threads = str(caps.max_threads)
+    return {
+        "agents.max_concurrent_threads_per_session": threads,
+        "features.multi_agent_v2.max_concurrent_threads_per_session": threads,
+    }
 
 
 def overrides(values: Mapping[str, str | bool]) -> list[str]:
@@ -59,6 +83,11 @@ class CodexAgent(CliAgent):
     key_variables = ("OPENAI_API_KEY", "CODEX_API_KEY")
     login_hint = "a `codex login` auth.json is not used: every trial has a private CODEX_HOME"
     own_options = ("sandbox", "retries")
+    capability_switches = {  # noqa: RUF012
+        "subagents": "-c agents.enabled=false -c features.multi_agent=false",
+        "max_threads": "-c agents.max_concurrent_threads_per_session=N "
+        "(and features.multi_agent_v2's)",
+    }
     # Read from CODEX_HOME even with --ignore-user-config; no AGENTS.override.md is made.
     # Plugins in its install cache, enabled on the command line (agents/plugins.py).
     delivery = Places(".codex/AGENTS.md", ".codex/skills", CODEX_PLACE)
@@ -82,9 +111,10 @@ class CodexAgent(CliAgent):
     def adapter_env(self, trial: CliTrial) -> dict[str, str]:
         return {"CODEX_HOME": trial.inner(".codex")}
 
-    def config(self, trial: CliTrial) -> dict[str, str]:
+    def config(self, trial: CliTrial) -> dict[str, str | bool]:
         """`-c key=value` overrides: sandbox, effort, and the provider when base_url is set."""
-        values = {"sandbox_mode": self.sandbox_mode}
+        values: dict[str, str | bool] = {"sandbox_mode": self.sandbox_mode}
+        values.update(capability_config(trial.capabilities))
         if self.settings.reasoning:
             values["model_reasoning_effort"] = self.settings.reasoning
         if trial.wire_url:  # a metered run reaches OpenAI through a custom provider too
@@ -123,6 +153,26 @@ class CodexAgent(CliAgent):
         if system:
             values["developer_instructions"] = system
         return [*argv, *overrides(values), "-"]
+
+    def discovery_requests(self, trial: CliTrial, workspace: str) -> tuple[list[str], str]:
+        values = self.config(trial)
+        where = {"cwds": [workspace]}
+        lines: list[dict[str, Any]] = [
+            {
+                "id": "initialize",
+                "method": "initialize",
+                "params": {"clientInfo": {"name": CLIENT, "version": "1"}},
+            },
+            {"method": "initialized"},
+            {"id": "skills", "method": "skills/list", "params": where},
+            {"id": "hooks", "method": "hooks/list", "params": where},
+            {"id": DISCOVERY_END, "method": "plugin/list", "params": {}},
+        ]
+        text = "".join(json.dumps({"jsonrpc": "2.0", **line}) + "\n" for line in lines)
+        return ["app-server", *overrides(values)], text
+
+    def read_discovery(self, answers: Sequence[Mapping[str, Any]], trial: CliTrial) -> Discovery:
+        return read_codex_discovery(answers)
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
         """codex's events carry no HTTP status (a failed turn has only a message): without the
@@ -165,3 +215,50 @@ class CodexAgent(CliAgent):
                 cache_write=known("cache_write_input_tokens"),  # newer codex only
             )
         return facts
+
+
+def read_codex_discovery(answers: Sequence[Mapping[str, Any]]) -> Discovery:
+    """The receipt's facts from codex app-server's answers: user-scope skills are what an arm
+    delivers, system ones (codex's .system skills) are recorded apart, as are repository ones;
+    guidance is None (not listed)."""
+    found = Discovery(DISCOVERY_METHOD, seen={"guidance": None, "skills": [], "hooks": []})
+    replies: dict[str, Mapping[str, Any]] = {}
+    for answer in answers:
+        if "id" not in answer:
+            continue  # a notification
+        if answer.get("error") is not None and answer["id"] == DISCOVERY_END:
+            # Plugins are only recorded: a listing that fails (a catalog out of reach) is noted.
+            found.other["plugin_list_error"] = [str(answer["error"])]
+        elif answer.get("error") is not None:
+            found.error = f"{answer.get('id')}: {answer.get('error')}"
+            return found
+        replies[str(answer["id"])] = answer.get("result") or {}
+    missing = [r for r in ("initialize", "skills", "hooks", DISCOVERY_END) if r not in replies]
+    if missing:
+        found.error = f"no answer to {', '.join(missing)}"
+        return found
+    agent = USER_AGENT.match(str(replies["initialize"].get("userAgent") or ""))
+    found.cli_version = agent.group(1) if agent else None
+    for where in replies["skills"].get("data") or []:
+        errors = [str(e) for e in where.get("errors") or []]
+        if errors:
+            found.other.setdefault("skill_errors", []).extend(errors)
+        for skill in where.get("skills") or []:
+            name, scope = str(skill.get("name")), skill.get("scope")
+            if scope == "user":
+                found.seen["skills"] = [*(found.seen["skills"] or []), name]
+            elif scope == "system":
+                found.builtin.setdefault("skills", []).append(name)
+            else:
+                found.other.setdefault("skills", []).append(f"{name} ({scope})")
+    found.seen["hooks"] = sorted(
+        json.dumps(h, sort_keys=True)
+        for where in replies["hooks"].get("data") or []
+        for h in where.get("hooks") or []
+    )
+    found.other["plugins"] = sorted(
+        str(p.get("name") or p.get("id"))
+        for market in replies[DISCOVERY_END].get("marketplaces") or []
+        for p in market.get("plugins") or []
+    )
+    return found

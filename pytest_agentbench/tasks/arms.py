@@ -12,10 +12,11 @@ validated whole before any trial; every error names the file, the arm, the key a
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import stat
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ COLD, WARM = "cold", "warm"
 PREFIX_CACHES = (COLD, WARM)  # warm: a one-step priming run of the same CLI goes first
 TASK_PREFIXES = ("seed_wrong", "seed_correct")  # prompt_prefix = "task:FIELD"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+CAPABILITY_KEYS = ("subagents", "max_threads")  # [capabilities]: the same for every arm
 _SKILL_KEYS = ("name", "description")
 
 
@@ -60,6 +62,27 @@ class Skill:
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """What the agent may do beyond its own turn, the same for vanilla and every treatment:
+    spawn subagents, and at most how many at once (None: the CLI's own limit)."""
+
+    subagents: bool = True
+    max_threads: int | None = None
+
+    def set_keys(self) -> list[str]:
+        """The capabilities that differ from the CLI's defaults: those an agent must enforce."""
+        default = Capabilities()
+        return [k for k in CAPABILITY_KEYS if getattr(self, k) != getattr(default, k)]
+
+    def fields(self) -> dict[str, bool | int]:
+        """What they add to a configuration's identity: nothing at the defaults."""
+        return {k: getattr(self, k) for k in self.set_keys()}
+
+
+DEFAULT_CAPABILITIES = Capabilities()
+
+
+@dataclass(frozen=True)
 class Arm:
     """One arm: what its trials receive. Vanilla receives nothing."""
 
@@ -70,6 +93,7 @@ class Arm:
     prompt_prefix: str | None = None  # text, or "task:seed_wrong" / "task:seed_correct"
     segments: int | None = None  # legs of one session per trial; None: the task's or the run's
     prefix_cache: str = COLD  # WARM: the trial follows a priming run (trial/priming.py)
+    capabilities: Capabilities = DEFAULT_CAPABILITIES  # the arms file's, shared by every arm
 
     @property
     def warm(self) -> bool:
@@ -130,11 +154,16 @@ class Arm:
 
     def configuration_fields(self) -> dict[str, str | int]:
         """What the arm adds to a configuration's identity: nothing for vanilla, so that a
-        vanilla arm pools with a plain run of the same settings."""
+        vanilla arm pools with a plain run of the same settings; capabilities other than the
+        defaults, for every arm, so that runs with other capabilities never pool."""
+        caps = self.capabilities.fields()
+        extra: dict[str, str | int] = (
+            {"capabilities": json.dumps(caps, sort_keys=True)} if caps else {}
+        )
         if self.is_vanilla:
-            return {}
+            return extra
         legs = {"segments": self.segments} if self.segments is not None else {}
-        return {"arm": self.name, "arm_identity": self.identity, **legs}
+        return {"arm": self.name, "arm_identity": self.identity, **legs, **extra}
 
 
 def _fail(path: Path, arm: str | None, key: str | None, problem: str, fix: str) -> ArmsError:
@@ -371,23 +400,64 @@ def _arm(path: Path, name: str, body: Any) -> Arm:
     )
 
 
+def _capabilities(path: Path, value: Any) -> Capabilities:
+    if not isinstance(value, dict):
+        raise _fail(path, None, "capabilities", "is not a table", "write [capabilities]")
+    unknown = unknown_keys(value, CAPABILITY_KEYS, path, within=("capabilities",))
+    if unknown:
+        raise ArmsError(f"{unknown}; [capabilities] takes {', '.join(CAPABILITY_KEYS)}")
+    subagents = value.get("subagents", True)
+    if not isinstance(subagents, bool):
+        raise _fail(
+            path,
+            None,
+            "[capabilities] subagents",
+            f"{subagents!r} is not true or false",
+            "write subagents = true or subagents = false",
+        )
+    threads = value.get("max_threads")
+    if threads is not None and (
+        not isinstance(threads, int) or isinstance(threads, bool) or threads < 1
+    ):
+        raise _fail(
+            path,
+            None,
+            "[capabilities] max_threads",
+            f"must be a whole number >= 1, got {threads!r}",
+            "write max_threads = 4, or drop it for the CLI's own limit",
+        )
+    if threads is not None and not subagents:
+        raise _fail(
+            path,
+            None,
+            "[capabilities] max_threads",
+            "is set with subagents = false",
+            "drop max_threads, or allow subagents",
+        )
+    return Capabilities(subagents, threads)
+
+
 def load_arms(path: Path) -> tuple[Arm, ...]:
-    """Vanilla first, then the file's arms in file order; ArmsError on any problem."""
+    """Vanilla first, then the file's arms in file order, each with the file's capabilities;
+    ArmsError on any problem."""
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise _fail(path, None, None, "not found", "give the path of an arms TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise _fail(path, None, None, f"not valid TOML ({exc})", "fix the syntax") from None
-    unknown = unknown_keys(data, ("arm",), path)
+    unknown = unknown_keys(data, ("arm", "capabilities"), path)
     if unknown:
-        raise ArmsError(f"{unknown}; put each arm in an [arm.NAME] table")
+        raise ArmsError(
+            f"{unknown}; put each arm in an [arm.NAME] table, capabilities in [capabilities]"
+        )
+    caps = _capabilities(path, data["capabilities"]) if "capabilities" in data else Capabilities()
     tables = data.get("arm", {})
     if not isinstance(tables, dict):
         raise _fail(path, None, "arm", "is not a table", "write [arm.NAME] tables")
-    arms = [Arm(VANILLA)]
+    arms = [Arm(VANILLA, capabilities=caps)]
     for name, body in tables.items():
         arm = _arm(path, name, body)
         if not arm.is_vanilla:
-            arms.append(arm)
+            arms.append(replace(arm, capabilities=caps))
     return tuple(arms)

@@ -8,6 +8,7 @@ fixtures.run_trial's, on pytest's own thread and in the item's turn.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentbench.agents.receipts import TREATMENT_FILE
 from pytest_agentbench.fs.wording import plural
 from pytest_agentbench.grading.grade import Grade
 from pytest_agentbench.plan.arm_trials import arm_name
@@ -211,6 +213,9 @@ def outcome_artifacts(
         artifacts[TRAJECTORY_FILE] = outcome.trajectory  # built from scrubbed evidence
     if outcome.raw_archive:
         artifacts[ARCHIVE] = outcome.raw_archive
+    if outcome.treatment is not None:
+        text = json.dumps(outcome.treatment, indent=2, sort_keys=True)
+        artifacts[TREATMENT_FILE] = scrub(text, secrets=secrets) + "\n"
     if outcome.infrastructure:
         artifacts["infrastructure.txt"] = scrub(outcome.failure_text, secrets=secrets) + "\n"
     return artifacts

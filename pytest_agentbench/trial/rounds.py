@@ -125,6 +125,7 @@ class TrialOutcome:
     raw_archive: bytes = b""  # raw.jsonl.gz: the rounds' raw evidence (trajectory.raw)
     trajectory: str = ""  # trajectory.json: the ATIF export
     change: str = ""  # change.patch: the last attempt's whole change, up to its limit
+    treatment: dict[str, Any] | None = None  # treatment.json: the last attempt's receipt
 
 
 class AttemptEnd(NamedTuple):
@@ -159,6 +160,7 @@ class Trial:
     _archive: RawArchive = field(init=False, default_factory=RawArchive)
     _paths: PathNormaliser = field(init=False, default_factory=lambda: PathNormaliser([], [], []))
     _priming: Priming | None = field(init=False, default=None)  # the last attempt's, if warm
+    _treatment: dict[str, Any] | None = field(init=False, default=None)  # the last receipt
     _legs: list[LegRecord] = field(init=False, default_factory=list)  # every attempt's legs
 
     @property
@@ -180,6 +182,7 @@ class Trial:
         self._evidence = []
         self._legs = []
         self._priming = None
+        self._treatment = None
         self._agent_s = 0.0
         self._archive = RawArchive(self.settings.raw_limit)
         rounds: list[RoundRecord] = []
@@ -246,6 +249,7 @@ class Trial:
             archive,
             trajectory,
             change or "",
+            self._treatment,
         )
 
     def _read_change(
@@ -383,7 +387,8 @@ class Trial:
                 failure_text = self._describe_failure(result, grade, sandbox)
                 prompt = feedback_prompt(self.task, grade, result)
         finally:
-            session.close()
+            session.close()  # settles the receipt's after-coding facts
+            self._treatment = session.receipt
         return AttemptEnd(False, failure_text, None, grade)
 
     def _leg_record(

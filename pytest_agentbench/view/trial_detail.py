@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from pytest_agentbench.agents.receipts import TREATMENT_FILE
 from pytest_agentbench.tasks.observation import Observation
 from pytest_agentbench.trajectory.build import json_lines
 from pytest_agentbench.trajectory.raw import ARCHIVE, read_archive
@@ -32,6 +33,7 @@ TEXT_ARTIFACTS = {  # payload field -> artifact file
     "stderr": "stderr.txt",
     "final_message": "final-message.txt",
     "infrastructure": "infrastructure.txt",
+    "treatment": TREATMENT_FILE,
 }
 
 

@@ -1792,6 +1792,9 @@
             pre(trial.infrastructure),
           )
         : null,
+      trial.treatment
+        ? section("Treatment receipt", pre(trial.treatment))
+        : null,
       outputsSection(trial),
       requestsSection(trial.requests),
       artifactsSection(trial.artifacts),
