@@ -63,7 +63,12 @@ def test_claude_code_lists_the_user_skill_and_memory_file_apart_from_its_own(tmp
     found = claude_found()
     assert found.error is None
     assert found.cli_version == "2.1.332"
-    assert found.seen == {"guidance": ["~/.claude/CLAUDE.md"], "skills": ["checker"], "hooks": []}
+    assert found.seen == {
+        "guidance": ["~/.claude/CLAUDE.md"],
+        "skills": ["checker"],
+        "hooks": [],
+        "plugin_hooks": [],
+    }
     assert found.model_calls == 0  # get_usage: nothing spent
     assert found.other["guidance"] == ["/tmp/agentbench-trial/ws/CLAUDE.md (project)"]
     assert "code-review" in found.builtin["commands"] and "checker" not in found.builtin["commands"]
@@ -72,6 +77,18 @@ def test_claude_code_lists_the_user_skill_and_memory_file_apart_from_its_own(tmp
     want = expected(core, ClaudeAgent.delivery, skills_by_dir=True)
     receipt = build("claude", core, want, found)
     assert receipt["status"] == VERIFIED and receipt["problems"] == []
+
+
+def test_a_plugin_hook_no_arm_declares_is_a_mismatch(tmp_path):
+    """A plugin's hook in the home of an arm without plugins: the kind is checked anyway."""
+    found = claude_found()
+    found.seen["plugin_hooks"] = ["flow:SessionStart[]: touch x"]
+    core = arms_with(tmp_path, CORE)["core"]
+    receipt = build("claude", core, expected(core, ClaudeAgent.delivery, True), found)
+    assert receipt["status"] == MISMATCH
+    assert receipt["problems"] == [
+        "plugin_hooks: seen but not declared ['flow:SessionStart[]: touch x']"
+    ]
 
 
 def test_a_skill_the_arm_does_not_declare_or_a_missing_one_is_a_mismatch(tmp_path):
@@ -92,7 +109,12 @@ def test_a_skill_the_arm_does_not_declare_or_a_missing_one_is_a_mismatch(tmp_pat
 def test_codex_lists_skills_by_name_and_no_guidance_which_the_wire_settles(tmp_path):
     found = codex_found()
     assert found.error is None and found.cli_version == "0.171.0"
-    assert found.seen == {"guidance": None, "skills": ["twice-checker"], "hooks": []}
+    assert found.seen == {
+        "guidance": None,
+        "skills": ["twice-checker"],
+        "hooks": [],
+        "plugin_hooks": None,
+    }
     assert "skill-creator" in found.builtin["skills"]  # codex's .system skills, apart
     core = arms_with(tmp_path, CORE)["core"]
     receipt = build("codex", core, expected(core, CodexAgent.delivery), found)
@@ -202,7 +224,7 @@ def test_an_agent_that_cannot_enforce_a_capability_is_refused_before_any_trial(t
 
 
 def trial(tmp_path: Path, caps: Capabilities) -> CliTrial:
-    return CliTrial(tmp_path, str(tmp_path), "http://127.0.0.1:9", None, caps)
+    return CliTrial(tmp_path, str(tmp_path), "http://127.0.0.1:9", None, capabilities=caps)
 
 
 def test_claude_code_launches_with_the_pinned_switches_and_the_capabilities(tmp_path):

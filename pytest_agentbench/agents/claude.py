@@ -17,9 +17,10 @@ from pytest_agentbench.agents.cli_base import (
 )
 from pytest_agentbench.agents.delivery import Places
 from pytest_agentbench.agents.plugins import CLAUDE_PLACE, install_claude
-from pytest_agentbench.agents.receipts import Discovery
+from pytest_agentbench.agents.receipts import Discovery, plugin_hook_name
 from pytest_agentbench.meter.records import stop_cause
 
+PLUGIN_HOOK = "pluginHook"  # a hook listing entry's source when a plugin declares it
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own stand-in message for an API error
 # Control requests Claude Code answers in stream-json input mode before any user message, so
 # no model turn starts: what loaded (commands, agents, version), the skills, memory files and
@@ -280,8 +281,19 @@ def read_claude_discovery(answers: Sequence[Mapping[str, Any]], inner_home: str)
             found.other.setdefault("guidance", []).append(f"{path} ({entry.get('kind')})")
     auto = (memory.get("auto_memory") or {}).get("status")
     found.other["auto_memory"] = [str(auto)]
+    hooks = [h for h in replies["get_hooks_listing"].get("hooks") or [] if isinstance(h, Mapping)]
     found.seen["hooks"] = sorted(
-        json.dumps(h, sort_keys=True) for h in replies["get_hooks_listing"].get("hooks") or []
+        json.dumps(h, sort_keys=True) for h in hooks if h.get("source") != PLUGIN_HOOK
+    )
+    found.seen["plugin_hooks"] = sorted(
+        plugin_hook_name(
+            str(h.get("pluginName")),
+            str(h.get("event")),
+            str(h.get("matcher") or ""),
+            str(h.get("commandText")),
+        )
+        for h in hooks
+        if h.get("source") == PLUGIN_HOOK
     )
     session = replies[DISCOVERY_END].get("session") or {}
     usage = session.get("model_usage")

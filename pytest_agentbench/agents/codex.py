@@ -261,4 +261,5 @@ def read_codex_discovery(answers: Sequence[Mapping[str, Any]]) -> Discovery:
         for market in replies[DISCOVERY_END].get("marketplaces") or []
         for p in market.get("plugins") or []
     )
+    found.seen["plugin_hooks"] = None  # codex lists no plugin's hooks (nor its cached plugins)
     return found

@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_agentbench.agents.delivery import Places
 from pytest_agentbench.tasks.arms import Arm
+from pytest_agentbench.tasks.plugins import components
 
 TREATMENT_FILE = "treatment.json"  # in the trial directory
 SCHEMA = 1
@@ -44,13 +45,23 @@ class Discovery:
 def expected(arm: Arm, places: Places, skills_by_dir: bool = False) -> dict[str, list[str]]:
     """The components the arm declares, kind by kind, as a CLI names them: guidance by its
     home path (`~/.claude/CLAUDE.md`), skills by their front matter name (by their directory
-    name for a CLI that names them so: Claude Code); no hooks yet."""
+    name for a CLI that names them so: Claude Code); user hooks none (an arm declares hooks
+    only inside plugins); its plugins' hooks as `plugin:Event[matcher]: command`."""
     guidance = [f"~/{places.guidance}"] if arm.guidance is not None and places.guidance else []
-    return {
+    want = {
         "guidance": guidance,
         "skills": sorted(s.dir_name if skills_by_dir else s.name for s in arm.skills),
         "hooks": [],
     }
+    if arm.plugins:
+        hooks = (f"{p.name}:{hook}" for p in arm.plugins for hook in components(p)["hooks"])
+        want["plugin_hooks"] = sorted(hooks)
+    return want
+
+
+def plugin_hook_name(plugin: str, event: str, matcher: str, command: str) -> str:
+    """A plugin hook as the receipt names it (`plugin` without its marketplace)."""
+    return f"{plugin.split('@', 1)[0]}:{event}[{matcher}]: {command}"
 
 
 def delivered_hashes(arm: Arm, home: Path, places: Places) -> dict[str, str | None]:
@@ -71,7 +82,11 @@ def build(agent: str, arm: Arm, want: Mapping[str, list[str]], found: Discovery)
     """The receipt of a discovery run: each kind expected against seen, and its status."""
     components: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
-    for kind, names in want.items():
+    # A kind the arm declares nothing of is still checked where the CLI lists some.
+    undeclared: dict[str, list[str]] = {
+        kind: [] for kind, seen in found.seen.items() if seen and kind not in want
+    }
+    for kind, names in {**want, **undeclared}.items():
         seen = found.seen.get(kind)
         if seen is None or found.error:
             status = UNVERIFIED
