@@ -112,6 +112,8 @@ def without_measured_times(report: dict[str, Any]) -> dict[str, Any]:
     other figures are drawn): what two runs of the same trials share."""
     for observation in report.get("observations") or []:
         (observation.get("trajectory") or {}).pop("harness_s", None)
+        for attempt in observation.get("attempt_log") or []:
+            attempt.pop("wall_s", None)
     if report.get("trajectories"):
         report["trajectories"].pop("time")
     return report
