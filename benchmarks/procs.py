@@ -16,8 +16,11 @@ from pathlib import Path
 from benchmarks.core import REPO
 from pytest_agentbench.sandbox.cgroup import own_cgroup_dir
 
+# The pytest plugins the test environment brings (randomly, benchmark and hypothesis from the
+# test extras; anyio, which imports trio, and platformdirs from what the tests need) are left
+# out: they are no dependency of this plugin, and a user's run loads none of them.
 PYTEST_INI = """[pytest]
-addopts = -p no:randomly -p no:benchmark -p no:hypothesispytest
+addopts = -p no:randomly -p no:benchmark -p no:hypothesispytest -p no:anyio -p no:platformdirs
 """
 
 

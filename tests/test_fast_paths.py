@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -275,26 +276,54 @@ def test_docker_round_script_keeps_argv_env_and_cwd(args: list[str], value: str)
 
 def test_objects_alive_after_collection_are_frozen_for_the_run_only(pytester) -> None:
     """pytest's closing garbage collections skip what lived through collection (the tasks,
-    items and modules) but the process gets its collector back when the run ends."""
+    items and modules), and the process gets its collector back when the run ends: the
+    garbage made after it is collected."""
     from conftest import simple_tasks
 
     pytester.makeconftest(
-        "import atexit, gc\n"
+        "import gc\n"
         "def record(label):\n"
         "    with open('frozen.txt', 'a') as out:\n"
         "        print(label, gc.get_freeze_count(), file=out)\n"
         "record('start')\n"
-        "atexit.register(record, 'exit')\n"
         "def pytest_runtest_call(item):\n"
         "    record('trial')\n"
     )
     tasks = simple_tasks(pytester.path / "tasks", 2)
-    result = pytester.runpytest_subprocess("--agent=oracle", f"--tasks={tasks}")
+    result = pytester.runpytest_inprocess("--agent=oracle", f"--tasks={tasks}")
     result.assert_outcomes(passed=2)
     counts = [line.split() for line in (pytester.path / "frozen.txt").read_text().splitlines()]
-    assert [label for label, _ in counts] == ["start", "trial", "trial", "exit"]
-    assert counts[0][1] == "0" and counts[-1][1] == "0"
+    assert [label for label, _ in counts] == ["start", "trial", "trial"]
     assert all(int(count) > 1000 for label, count in counts if label == "trial")
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_interpreter_exit_collects_the_garbage_then_skips_the_living(pytester) -> None:
+    """At exit the garbage left is collected once (its finalizers run, a file it holds is
+    written), then the living are frozen so the interpreter's shutdown does not walk them."""
+    from conftest import simple_tasks
+
+    pytester.makeconftest(
+        "import atexit, gc\n"
+        "class Cycle:\n"
+        "    def __del__(self):\n"
+        "        self.out.write('finalized')\n"
+        "        self.out.close()\n"
+        "def at_exit():\n"  # registered first: runs after the plugin's handler
+        "    with open('exit.txt', 'w') as out:\n"
+        "        print(gc.get_freeze_count(), file=out)\n"
+        "atexit.register(at_exit)\n"
+        "@__import__('pytest').hookimpl(trylast=True)\n"
+        "def pytest_unconfigure(config):\n"
+        "    gc.disable()\n"  # only a full collection finds it now
+        "    cycle = Cycle()\n"
+        "    cycle.me, cycle.out = cycle, open('garbage.txt', 'w')\n"
+    )
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    result = pytester.runpytest_subprocess("--agent=oracle", f"--tasks={tasks}")
+    result.assert_outcomes(passed=2)
+    assert (pytester.path / "garbage.txt").read_text() == "finalized"
+    assert int((pytester.path / "exit.txt").read_text()) > 1000
 
 
 def test_tables_align_columns_under_a_rule() -> None:
@@ -350,6 +379,40 @@ def test_tabulate_is_loaded_for_the_summary_not_for_trials(pytester, dist) -> No
     assert thread == "agentbench-import" or (thread == "MainThread" and trials_ended == "3")
     workers = [line for line in lines if line.startswith("worker trial")]
     assert workers == (["worker trial False"] * 3 if dist else []), lines
+
+
+def test_the_summary_imports_no_numpy_after_the_last_trial(pytester) -> None:
+    """What the report needs of numpy, its lazily loaded parts included (the bootstrap's
+    random generator, np.percentile's masked arrays), is imported while the trials run, not
+    by the summary on pytest's thread once they have ended."""
+    from conftest import simple_tasks
+
+    pytester.makeconftest(
+        "import sys, threading\n"
+        "late = []\n"
+        "def record(*words):\n"
+        "    with open('late.txt', 'a') as out:\n"
+        "        print(*words, file=out)\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if late and threading.current_thread() is threading.main_thread():\n"
+        "            record(name)\n"
+        "sys.meta_path.insert(0, Watch())\n"
+        "def pytest_runtest_call(item):\n"  # the summary's imports have had their time
+        "    for thread in threading.enumerate():\n"
+        "        if thread.name == 'agentbench-import':\n"
+        "            thread.join()\n"
+        "def pytest_runtest_teardown(item, nextitem):\n"
+        "    if nextitem is None:\n"
+        "        late.append(item)\n"
+        "        record('last trial ended')\n"
+    )
+    tasks = simple_tasks(pytester.path / "tasks", 2)
+    result = pytester.runpytest_subprocess("--agent=oracle", f"--tasks={tasks}")
+    result.assert_outcomes(passed=2)
+    lines = (pytester.path / "late.txt").read_text().splitlines()
+    assert lines[0] == "last trial ended"
+    assert [name for name in lines[1:] if name.split(".")[0] in ("numpy", "tabulate")] == []
 
 
 def test_memory_dir_needs_the_room_asked_for() -> None:
