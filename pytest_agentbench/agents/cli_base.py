@@ -485,13 +485,26 @@ class CliAgent(Agent):
 
 
 _EVENTS_WRAPPER = 'out="$1"; shift; exec "$@" >"$out"'
-# Requests on stdin, held open until the answer to the last one is out (or 30 s): a server
-# reading requests until EOF (codex app-server) would otherwise stop before it answers.
+# Requests on stdin, held open until every one of them is answered (or 30 s): a server
+# reading requests until EOF (codex app-server) would otherwise stop before it answers, and
+# it answers in its own order, not the requests'. $3 holds the request ids; an answer names
+# its request `..id": "ID"` (codex's id, Claude Code's request_id).
 _DISCOVERY_WRAPPER = (
-    'in="$1"; out="$2"; mark="$3"; shift 3; { cat "$in"; i=0; '
-    'while [ $i -lt 300 ] && ! grep -qF "$mark" "$out" 2>/dev/null; do sleep 0.1; '
-    'i=$((i+1)); done; } | "$@" >"$out"'
+    'in="$1"; out="$2"; ids="$3"; shift 3; { cat "$in"; i=0; while [ $i -lt 300 ]; do '
+    'left=0; for id in $ids; do grep -q "id\\": *\\"$id\\"" "$out" 2>/dev/null || left=1; done; '
+    '[ $left = 0 ] && break; sleep 0.1; i=$((i+1)); done; } | "$@" >"$out"'
 )
+
+
+def request_ids(requests: str) -> list[str]:
+    """The ids of a discovery run's JSON requests, one a line (`id` or `request_id`)."""
+    ids = []
+    for line in requests.splitlines():
+        request = json.loads(line)
+        ids.append(str(request.get("id", request.get("request_id"))))
+    return ids
+
+
 _ASKED_WRAPPER = 'in="$1"; out="$2"; shift 2; exec "$@" <"$in" >"$out"'
 
 
@@ -570,7 +583,7 @@ class CliSession(AgentSession):
                 f"agentbench-{agent.name}-discovery",
                 self.trial.inner("discovery-in.jsonl"),
                 self.trial.inner("discovery.jsonl"),
-                DISCOVERY_END,
+                " ".join(request_ids(requests)),
                 agent.run_binary,
                 *args,
             ]
