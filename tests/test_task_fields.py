@@ -110,8 +110,8 @@ def test_a_misspelt_key_is_named_with_its_line_and_the_key_meant(tmp_path: Path)
     assert str(caught.value) == (
         f"{task_dir / 'task.toml'}:3: unknown key `no_soluton` (did you mean `no_solution`?); "
         "allowed keys are category, description, image, no_solution, prompt, protected, "
-        "seed_correct, seed_wrong, tags, test_command, test_paths, timeout (fix the spelling or "
-        "remove it)"
+        "seed_correct, seed_wrong, segments, tags, test_command, test_paths, timeout (fix the "
+        "spelling or remove it)"
     )
 
 
