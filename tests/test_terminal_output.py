@@ -25,11 +25,8 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def sections(lines: list[str]) -> list[str]:
-    """The titles of pytest's ==== separator lines, in order, but for a warnings summary: a
-    warning another plugin raises in its own summary hook (hypothesis importing trio's entry
-    point, say) is printed after the short summary, and is not agentbench's."""
-    titles = [m["title"] for m in map(SEPARATOR.match, lines) if m]
-    return [title for title in titles if title != "warnings summary"]
+    """The titles of pytest's ==== separator lines, in order."""
+    return [m["title"] for m in map(SEPARATOR.match, lines) if m]
 
 
 def block(lines: list[str]) -> list[str]:
