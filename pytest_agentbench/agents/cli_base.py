@@ -497,11 +497,14 @@ _DISCOVERY_WRAPPER = (
 
 
 def request_ids(requests: str) -> list[str]:
-    """The ids of a discovery run's JSON requests, one a line (`id` or `request_id`)."""
+    """The ids of a discovery run's JSON requests, one a line (`id` or `request_id`); a
+    notification has none and gets no answer, so nothing waits for it."""
     ids = []
     for line in requests.splitlines():
         request = json.loads(line)
-        ids.append(str(request.get("id", request.get("request_id"))))
+        found = request.get("id", request.get("request_id"))
+        if found is not None:
+            ids.append(str(found))
     return ids
 
 
