@@ -6,7 +6,8 @@ engine.
 
 The ssh client reads the config of the user's home in the password database, never $HOME:
 rather than writing into this machine's ~/.ssh, the runs get an `ssh` first on their PATH that
-is the real client given this config (-F), as ~/.ssh/config would give it."""
+is the real client given this config (-F), as ~/.ssh/config would give it. Its shared
+connection ends with the sshd's processes, ended by pid when the block ends."""
 
 from __future__ import annotations
 
@@ -105,6 +106,8 @@ def ssh_engine(docker_host: str) -> Iterator[SshEngine]:
             f"Host *\n  IdentityFile {root / 'client_key'}\n  IdentitiesOnly yes\n"
             f"  UserKnownHostsFile {root / 'known_hosts'}\n  GlobalKnownHostsFile /dev/null\n"
             "  StrictHostKeyChecking yes\n  BatchMode yes\n  AddressFamily inet\n"
+            # As docs/scaling.md advises: each request is an ssh of its own, 0.3 s apart.
+            f"  ControlMaster auto\n  ControlPath {root}/cm-%C\n  ControlPersist 30\n"
         )
         bin_dir = root / "bin"
         bin_dir.mkdir()
