@@ -1,8 +1,9 @@
 """A second, real Docker engine for the pool's tests: its own dockerd with its own data root,
-exec root, pid file and managed containerd, on a unix socket and on TLS TCP at 127.0.0.1 with
-certificates made here, a bridge of its own and no iptables rules (the machine's engine is
-untouched: `--bridge=none` would make the second daemon delete docker0, the first one's
-bridge), the test image loaded into it from the machine's engine.
+exec root, pid file, daemon.json and managed containerd, on a unix socket and on TLS TCP at
+127.0.0.1 with certificates made here (or given: the TLS walk-through's), a bridge of its own
+and no iptables rules (the machine's engine is untouched: `--bridge=none` would make the
+second daemon delete docker0, the first one's bridge), the test image loaded into it from the
+machine's engine. Started twice, it is the pool's third engine too.
 
 Everything it started is ended by pid when the test ends, also after the test killed the
 daemon itself (its containerd and shims, found by the exec root they name)."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import ipaddress
+import json
 import os
 import shutil
 import signal
@@ -170,9 +172,44 @@ def _bridge(name: str, address: str) -> Iterator[None]:
         subprocess.run(["ip", "link", "del", name], check=False, capture_output=True)
 
 
+def _free_subnet() -> str:
+    """A 10.213.X.1/24 no interface of this machine holds yet (two engines' bridges never
+    share one)."""
+    shown = subprocess.run(
+        ["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True, check=True
+    ).stdout
+    for third in range(1, 255):
+        if f" 10.213.{third}." not in shown:
+            return f"10.213.{third}.1/24"
+    raise RuntimeError("no free 10.213.X.0/24 for a second engine's bridge")
+
+
+@dataclass(frozen=True)
+class DaemonTls:
+    """How the daemon's TCP socket is secured: daemon.json's TLS keys (tlsverify, tlscacert,
+    tlscert, tlskey) and the client's directory of ca.pem, cert.pem, key.pem."""
+
+    options: dict[str, object]
+    client: Path
+
+
+def _own_tls(directory: Path) -> DaemonTls:
+    server, client = _certificates(directory)
+    return DaemonTls(
+        {
+            "tlsverify": True,
+            "tlscacert": str(server / "ca.pem"),
+            "tlscert": str(server / "cert.pem"),
+            "tlskey": str(server / "key.pem"),
+        },
+        client,
+    )
+
+
 @contextlib.contextmanager
-def second_engine(*images: str) -> Iterator[SecondEngine]:
-    """A second dockerd holding the images, for as long as the block runs."""
+def second_engine(*images: str, tls: DaemonTls | None = None) -> Iterator[SecondEngine]:
+    """A second dockerd holding the images, for as long as the block runs; its TCP socket
+    secured by tls (default: certificates made here for 127.0.0.1)."""
     dockerd = shutil.which("dockerd")
     if dockerd is None or os.getuid() != 0:
         raise RuntimeError("a second Docker engine needs dockerd and root")
@@ -181,8 +218,8 @@ def second_engine(*images: str) -> Iterator[SecondEngine]:
         port = _free_port()
         bridge = f"abe2{root.name[-8:]}".replace("_", "")[:15]  # interface names: 15 bytes
         with (
-            _bridge(bridge, f"10.213.{port % 250}.1/24"),
-            _daemon(dockerd, root, port, bridge, images) as engine,
+            _bridge(bridge, _free_subnet()),
+            _daemon(dockerd, root, port, bridge, tls or _own_tls(root / "certs"), images) as engine,
         ):
             yield engine
     finally:
@@ -191,25 +228,24 @@ def second_engine(*images: str) -> Iterator[SecondEngine]:
 
 @contextlib.contextmanager
 def _daemon(
-    dockerd: str, root: Path, port: int, bridge: str, images: tuple[str, ...]
+    dockerd: str, root: Path, port: int, bridge: str, tls: DaemonTls, images: tuple[str, ...]
 ) -> Iterator[SecondEngine]:
     import docker
 
-    server, client_tls = _certificates(root / "certs")
     sock = root / "docker.sock"
+    # A daemon.json of its own: the machine's /etc/docker/daemon.json is not this engine's.
+    config = root / "daemon.json"
+    config.write_text(
+        json.dumps({"hosts": [f"unix://{sock}", f"tcp://127.0.0.1:{port}"], **tls.options})
+    )
     log = open(root / "dockerd.log", "wb")  # noqa: SIM115
     process = subprocess.Popen(
         [
             dockerd,
+            f"--config-file={config}",
             f"--data-root={root / 'data'}",
             f"--exec-root={root / 'exec'}",
             f"--pidfile={root / 'docker.pid'}",
-            f"--host=unix://{sock}",
-            f"--host=tcp://127.0.0.1:{port}",
-            "--tlsverify",
-            f"--tlscacert={server / 'ca.pem'}",
-            f"--tlscert={server / 'cert.pem'}",
-            f"--tlskey={server / 'key.pem'}",
             f"--bridge={bridge}",
             "--iptables=false",
             "--ip-masq=false",
@@ -221,7 +257,7 @@ def _daemon(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    engine = SecondEngine(root, process, sock, port, client_tls)
+    engine = SecondEngine(root, process, sock, port, tls.client)
     try:
 
         def answers() -> bool:

@@ -1,8 +1,9 @@
-"""A pool of two real Docker engines: the machine's, and a second dockerd on TLS TCP at
-127.0.0.1 (tests/docker_engines.py). Trials spread over both within their slots, with the
-results of a one-engine run; under -n 2 the workers share one placement; and an engine killed
-mid-run makes its trials infrastructure failures run again on the other, the engine named down
-in the run's summary, its status and engines.json."""
+"""A pool of real Docker engines: the machine's, a second dockerd on TLS TCP at 127.0.0.1
+(tests/docker_engines.py) and a third reached over ssh://localhost (tests/ssh_engine.py).
+40 trials spread over them within their slots, with the results of a one-engine run; under
+-n 2 the workers share one placement; and an engine killed mid-run makes its trials
+infrastructure failures run again on the other, the engine named down in the run's summary,
+its status and engines.json."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from docker_engines import SecondEngine, second_engine
+from ssh_engine import SshEngine, ssh_engine, why_no_sshd
 from test_concurrency import HALF_SOLVES, comparable, load
 
 from conftest import AGENT_IMAGE, BACKGROUND_RUNS, TEST_IMAGE, simple_tasks, skip_unless_sandbox
@@ -89,58 +92,100 @@ class PeakWatch:
         return self.peak
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_trials_spread_over_two_engines_within_their_slots(
-    pytester: pytest.Pytester, engine: SecondEngine, workers: int
-) -> None:
-    tasks = _tasks(pytester, 6)
-    common = [*_common(tasks), "--repeats=2"]
+TRIALS = (10, 4)  # tasks, repeats: 40 trials
+
+
+@dataclass(frozen=True)
+class Member:
+    """An engine of the pool under test: its --docker-host URL, its name in reports, slots."""
+
+    url: str
+    name: str
+    slots: int
+
+
+def _spread(pytester: pytest.Pytester, pool: list[Member], workers: int) -> None:
+    """40 trials over the pool: every engine used, none past its slots, the results those of
+    a run on the machine's engine alone; status and clean name every engine."""
+    tasks = _tasks(pytester, TRIALS[0])
+    common = [*_common(tasks), f"--repeats={TRIALS[1]}", "--agentbench-concurrency=4"]
     one = pytester.runpytest_subprocess(*common, "--agentbench-json=one.json", timeout=300)
     run_dir = pytester.path / "pool-run"
     watch = PeakWatch(run_dir / "engines.json")
-    pool = pytester.runpytest_subprocess(
+    pool_run = pytester.runpytest_subprocess(
         *common,
         f"-n{workers}",
-        "--agentbench-concurrency=4",
-        f"--docker-host={MAIN}#slots=2",
-        f"--docker-host={engine.tcp_url}#slots=3",
+        *(f"--docker-host={m.url}#slots={m.slots}" for m in pool),
         f"--agentbench-dir={run_dir}",
         "--agentbench-json=pool.json",
         timeout=300,
     )
     peak = watch.stop()
-    assert one.ret == pool.ret == pytest.ExitCode.TESTS_FAILED, pool.stdout.str()[-3000:]
+    assert one.ret == pool_run.ret == pytest.ExitCode.TESTS_FAILED, pool_run.stdout.str()[-3000:]
     reference, pooled = load(pytester.path / "one.json"), load(pytester.path / "pool.json")
-    assert sum(o["final_exact"] for o in reference["observations"]) == 6
+    assert len(pooled["observations"]) == TRIALS[0] * TRIALS[1]
+    assert sum(o["final_exact"] for o in reference["observations"]) == 3 * TRIALS[1]
     engines = [o.pop("engine") for o in pooled["observations"]]
     for report in (reference, pooled):  # each attempt's time is measured
         for o in report["observations"]:
             o["attempt_log"] = [{**a, "wall_s": None} for a in o["attempt_log"]]
     assert comparable(reference) == comparable(pooled)  # the results of one engine
-    assert set(engines) == {MAIN, engine.tcp_name}, engines  # both engines used
+    assert set(engines) == {m.name for m in pool}, engines  # every engine used
     state = json.loads((run_dir / "engines.json").read_text())
     assert state["held"] == {}
     assert {n: e["trials"] for n, e in state["engines"].items()} == {
-        MAIN: engines.count(MAIN),
-        engine.tcp_name: engines.count(engine.tcp_name),
+        m.name: engines.count(m.name) for m in pool
     }
-    assert peak[MAIN] <= 2 and peak[engine.tcp_name] <= 3, peak
+    assert all(peak[m.name] <= m.slots for m in pool), peak
     assert max(peak.values()) >= 2, peak  # trials were in flight together
-    pool.stdout.fnmatch_lines(
-        [f"agentbench: docker engines {MAIN} (2 slots), {engine.tcp_name} (3 slots)"]
+    pool_run.stdout.fnmatch_lines(
+        ["agentbench: docker engines " + ", ".join(f"{m.name} ({m.slots} slots)" for m in pool)]
     )
     lines = pytester.run("agentbench", "status", str(run_dir)).stdout.lines
-    assert any(line.strip().startswith(f"{engine.tcp_name}: 3 slots") for line in lines), lines
+    for m in pool:
+        assert any(line.strip().startswith(f"{m.name}: {m.slots} slots") for line in lines), lines
     cleaned = pytester.run(
-        "agentbench",
-        "clean",
-        "--dry-run",
-        f"--docker-host={MAIN}",
-        f"--docker-host={engine.tcp_url}",
+        "agentbench", "clean", "--dry-run", *(f"--docker-host={m.url}" for m in pool)
     )
     cleaned.stdout.fnmatch_lines(
-        [f"would remove 0 containers * that are gone on {n}" for n in (MAIN, engine.tcp_name)],
+        [f"would remove 0 containers * that are gone on {m.name}" for m in pool],
         consecutive=False,
+    )
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_trials_spread_over_two_engines_within_their_slots(
+    pytester: pytest.Pytester, engine: SecondEngine, workers: int
+) -> None:
+    _spread(pytester, [Member(MAIN, MAIN, 2), Member(engine.tcp_url, engine.tcp_name, 3)], workers)
+
+
+@pytest.fixture
+def over_ssh(engine: SecondEngine, monkeypatch: pytest.MonkeyPatch) -> Iterator[SshEngine]:
+    """A third engine, reached over ssh://localhost: another dockerd behind an sshd of the
+    test's own; the runs' ssh client is given that sshd's key and host key."""
+    why = why_no_sshd()
+    if why:
+        pytest.skip(why)
+    try:
+        with second_engine(TEST_IMAGE) as third, ssh_engine(third.unix_url) as ssh:
+            monkeypatch.setenv("PATH", ssh.env()["PATH"])
+            yield ssh
+    except RuntimeError as error:
+        pytest.skip(f"no third Docker engine over ssh: {error}")
+
+
+def test_trials_spread_over_three_engines_one_reached_over_ssh(
+    pytester: pytest.Pytester, engine: SecondEngine, over_ssh: SshEngine
+) -> None:
+    _spread(
+        pytester,
+        [
+            Member(MAIN, MAIN, 2),
+            Member(engine.tcp_url, engine.tcp_name, 2),
+            Member(over_ssh.url, over_ssh.url, 2),
+        ],
+        2,
     )
 
 
