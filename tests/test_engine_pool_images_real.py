@@ -80,7 +80,7 @@ def test_a_harbor_task_builds_on_each_engine_and_is_graded_where_it_ran(
     result, observations = _both_engines(pytester, engine, "--agent=nop", tasks)
     result.assert_outcomes(failed=2)
     assert [o["rounds"][0]["reward"] for o in observations] == [0.0, 0.0]
-    result.stdout.fnmatch_lines([f"FAILED {TASK}::r* - reward 0 (/logs/verifier/reward.txt)"])
+    result.stdout.fnmatch_lines(["FAILED *::r* - reward 0 (/logs/verifier/reward.txt)"])
 
 
 def test_a_swebench_instance_runs_in_each_engines_image_and_is_graded_where_it_ran(
