@@ -28,6 +28,7 @@ from pytest_agentbench.meter.client import shared_meter, stop_shared_meter
 from pytest_agentbench.sandbox import ownership
 from pytest_agentbench.sandbox.base import memory_dir
 from pytest_agentbench.sandbox.bwrap import BwrapProvider
+from pytest_agentbench.sandbox.engines import Engine, EngineSpec
 from pytest_agentbench.sandbox.ownership import OWNER_PREFIX, owned_dir
 from pytest_agentbench.sandbox.task_image import built_image
 from pytest_agentbench.settings import SandboxLimits, Settings
@@ -98,9 +99,14 @@ class _Engine:
         self.fails = fails
         self.together = together  # builds that must be under way at the same time
         self.builds: list[str] = []
+        self.copies = 0  # containers made to copy an image's working directory out
         self.tags: set[str] = set()
         self.images = self
         self.api = self
+
+    def engine(self, name: str = "unix:///fake.sock") -> Engine:
+        """This stand-in as an engine of a run, under a name of its own."""
+        return Engine(EngineSpec(name, name, name), self, None)
 
     def get(self, tag: str) -> Any:
         if tag not in self.tags:
@@ -117,6 +123,7 @@ class _Engine:
         self.tags.add(tag)
 
     def create_container(self, tag: str, *_: Any, **__: Any) -> dict[str, str]:
+        self.copies += 1
         return {"Id": tag}
 
     def get_archive(self, container: str, path: str) -> tuple[list[bytes], dict[str, Any]]:
@@ -147,7 +154,7 @@ def _spec(tmp_path: Path) -> ContainerSpec:
 
 def test_trials_of_one_task_image_wait_for_its_one_build(tmp_path: Path) -> None:
     engine, spec = _Engine(), _spec(tmp_path)
-    images = at_once(THREADS, lambda _: built_image(spec, engine))
+    images = at_once(THREADS, lambda _: built_image(spec, engine.engine()))
     assert len(engine.builds) == 1
     assert all(image is images[0] for image in images)
     assert images[0].tree.paths() == ["hello.txt"]
@@ -158,7 +165,7 @@ def test_a_failed_build_is_tried_once_and_fails_every_trial_alike(tmp_path: Path
 
     def build(_: int) -> str:
         with pytest.raises(TaskError, match="does not build") as raised:
-            built_image(spec, engine)
+            built_image(spec, engine.engine())
         return str(raised.value)
 
     assert len(set(at_once(THREADS, build))) == 1
@@ -169,8 +176,21 @@ def test_images_of_different_content_build_at_the_same_time(tmp_path: Path) -> N
     """Each build waits at a barrier for the other: one lock for all contents would hang."""
     engine = _Engine(together=threading.Barrier(2, timeout=10))
     specs = [_spec(tmp_path), _spec(tmp_path)]
-    at_once(2, lambda i: built_image(specs[i], engine))
+    at_once(2, lambda i: built_image(specs[i], engine.engine()))
     assert len(set(engine.builds)) == 2
+
+
+def test_each_engine_of_a_pool_builds_the_image_once_and_this_machine_copies_it_once(
+    tmp_path: Path,
+) -> None:
+    """Trials of one task on two engines at once: one build on each (an engine never runs an
+    image it does not hold), one host copy of the working directory between them."""
+    first, second, spec = _Engine(), _Engine(), _spec(tmp_path)
+    pool = [first.engine("unix:///one.sock"), second.engine("tcp://127.0.0.1:2376")]
+    images = at_once(THREADS, lambda i: built_image(spec, pool[i % 2]))
+    assert len(first.builds) == len(second.builds) == 1
+    assert first.copies + second.copies == 1
+    assert {image.tree_root for image in images} == {images[0].tree_root}
 
 
 def counting_claude(tmp_path: Path, then: str) -> tuple[ClaudeAgent, Path]:

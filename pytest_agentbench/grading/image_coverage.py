@@ -63,7 +63,7 @@ def _run_in_image(
     import requests
 
     try:
-        built = built_image(spec, provider.client)
+        built = built_image(spec, provider.engines[0])
         env = without_credentials({**host_values(spec, spec.verifier_env, "verifier"), **tests.env})
     except TaskError as error:
         return f"the task's image cannot run its tests: {error}"
@@ -79,6 +79,7 @@ def _run_in_image(
     try:
         exit_code, _ = run_as_verifier(
             provider,
+            provider.engines[0],
             built.tag,
             spec,
             ["sh", f"{COVERAGE_DIR}/run.sh"],

@@ -7,11 +7,18 @@ import contextlib
 import json
 import math
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from pytest_agentbench.fs.filework import remove_later
 from pytest_agentbench.grading.grade import VERIFIER_OUTPUT_LIMIT, Grade
-from pytest_agentbench.sandbox.docker import LABEL_SNAPSHOT, DockerProvider, DockerSandbox
+from pytest_agentbench.sandbox.docker import (
+    LABEL_SNAPSHOT,
+    DockerProvider,
+    DockerSandbox,
+    engine_errors,
+)
+from pytest_agentbench.sandbox.engines import Engine
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.sandbox.task_image import host_values, run_as_verifier, task_limits
 from pytest_agentbench.tasks.model import ContainerSpec, Task
@@ -25,19 +32,16 @@ def grade_in_container(sandbox: DockerSandbox, task: Task) -> Grade:
     """Run the task's tests on a snapshot of the finished container; exact when reward is 1."""
     spec = task.container
     assert spec is not None
-    provider = sandbox.provider
-    client = provider.client
-    # The container's labels carry over: its owner, whose death lets a later run reap it.
-    snapshot = sandbox.container.commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
+    provider, engine = sandbox.provider, sandbox.engine_of
     scratch = Path(tempfile.mkdtemp(prefix="agentbench-verify-", dir=owned_dir()))
     try:
-        logs = scratch / "logs"
-        logs.mkdir()
-        exit_code, output = _run_verifier(provider, snapshot.id, spec, task, logs)
-        reward, where = read_reward(logs)
+        lost = provider.lost(engine)
+        with engine_errors("the task's verifier", lost), snapshot_of(sandbox) as image:
+            logs = scratch / "logs"
+            logs.mkdir()
+            exit_code, output = _run_verifier(provider, engine, image, spec, task, logs)
+            reward, where = read_reward(logs)
     finally:
-        with contextlib.suppress(Exception):
-            client.images.remove(snapshot.id, force=True)
         remove_later(scratch)
     passed = reward is not None and math.isclose(reward, 1.0)
     shown = f"reward {reward:g} ({where})" if reward is not None else where
@@ -52,8 +56,22 @@ def grade_in_container(sandbox: DockerSandbox, task: Task) -> Grade:
     )
 
 
+@contextlib.contextmanager
+def snapshot_of(sandbox: DockerSandbox) -> Iterator[str]:
+    """The id of an image committed from the trial's finished container, on its engine, for
+    as long as the block runs. The container's labels carry over: its owner, whose death lets
+    a later run reap it."""
+    snapshot = sandbox.container.commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
+    try:
+        yield snapshot.id
+    finally:
+        with contextlib.suppress(Exception):
+            sandbox.engine_of.client.images.remove(snapshot.id, force=True)
+
+
 def _run_verifier(
     provider: DockerProvider,
+    engine: Engine,
     image: str,
     spec: ContainerSpec,
     task: Task,
@@ -68,6 +86,7 @@ def _run_verifier(
     empty.chmod(0o777)  # as Harbor leaves it: writable by any verifier user
     exit_code, output = run_as_verifier(
         provider,
+        engine,
         image,
         spec,
         ["bash", spec.test_script],

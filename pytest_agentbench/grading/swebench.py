@@ -9,7 +9,6 @@ The swebench package is imported here only, when a trial is graded: it pulls hea
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import Any
 
 from pytest_agentbench.fs.filework import remove_later
 from pytest_agentbench.grading.grade import VERIFIER_OUTPUT_LIMIT, Grade
-from pytest_agentbench.sandbox.docker import LABEL_SNAPSHOT, DockerSandbox
+from pytest_agentbench.grading.reward import snapshot_of
+from pytest_agentbench.sandbox.docker import DockerSandbox, engine_errors
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.sandbox.task_image import run_as_verifier, task_limits
 from pytest_agentbench.tasks.model import Task, TaskError
@@ -72,56 +72,73 @@ def grade_instance(sandbox: DockerSandbox, task: Task) -> Grade:
             f"version {instance['version']!r} (its MAP_REPO_VERSION_TO_SPECS); fix repo or "
             "version"
         ) from None
-    provider = sandbox.provider
-    timeout = task.verify_timeout or task.timeout
-    limits = replace(task_limits(provider, spec), network="none")
     scratch = Path(tempfile.mkdtemp(prefix="agentbench-swebench-", dir=owned_dir()))
     try:
-        patch = _agent_diff(sandbox, spec, instance["base_commit"], scratch)
-        if patch is None:
-            return _not_graded("the agent's change could not be taken: git diff failed in /testbed")
-        eval_dir = scratch / "eval"
-        (eval_dir / "out").mkdir(parents=True)
-        (eval_dir / "patch.diff").write_bytes(patch)
-        (eval_dir / "eval.sh").write_text(test_spec.eval_script, encoding="utf-8")
-        (eval_dir / "run.sh").write_text(
-            APPLY.format(
-                workdir=WORKDIR,
-                patch=f"{EVAL_DIR}/patch.diff",
-                eval=f"{EVAL_DIR}/eval.sh",
-                log=f"{EVAL_DIR}/out/test_output.txt",
-            ),
-            encoding="utf-8",
-        )
-        (eval_dir / "out").chmod(0o777)
-        out = scratch / "out"
-        exit_code, output = run_as_verifier(
-            provider,
-            spec.image,
-            spec,
-            ["bash", f"{EVAL_DIR}/run.sh"],
-            env={},
-            limits=limits,
-            timeout=timeout,
-            put={EVAL_DIR: eval_dir},
-            take={f"{EVAL_DIR}/out": out},
-        )
-        log = out / "test_output.txt"
-        apply_text = output.decode("utf-8", "replace")
-        if exit_code is None:
-            return _not_graded(f"the tests did not end within {timeout:g} s\n{apply_text}")
-        if not log.is_file():
-            return _not_graded(f"the agent's diff does not apply:\n{apply_text}")
-        prediction = {
-            "instance_id": instance["instance_id"],
-            "model_name_or_path": "agentbench",
-            "model_patch": patch.decode("utf-8", "replace"),
-        }
-        report = grading.get_eval_report(test_spec, prediction, str(log), True)
-        verdict = report[instance["instance_id"]]
-        text = log.read_text(encoding="utf-8", errors="replace")
+        with engine_errors("the instance's evaluation", sandbox.provider.lost(sandbox.engine_of)):
+            return _evaluate(sandbox, task, instance, (grading, test_spec), scratch)
     finally:
         remove_later(scratch)
+
+
+def _evaluate(
+    sandbox: DockerSandbox,
+    task: Task,
+    instance: dict[str, Any],
+    swebench: tuple[Any, Any],
+    scratch: Path,
+) -> Grade:
+    """The agent's diff taken and evaluated on the engine the trial ran on, in scratch;
+    swebench: its grading module and the instance's test spec."""
+    spec = task.container
+    assert spec is not None and spec.image is not None
+    grading, test_spec = swebench
+    provider, engine = sandbox.provider, sandbox.engine_of
+    timeout = task.verify_timeout or task.timeout
+    limits = replace(task_limits(provider, spec), network="none")
+    patch = _agent_diff(sandbox, spec, instance["base_commit"], scratch)
+    if patch is None:
+        return _not_graded("the agent's change could not be taken: git diff failed in /testbed")
+    eval_dir = scratch / "eval"
+    (eval_dir / "out").mkdir(parents=True)
+    (eval_dir / "patch.diff").write_bytes(patch)
+    (eval_dir / "eval.sh").write_text(test_spec.eval_script, encoding="utf-8")
+    (eval_dir / "run.sh").write_text(
+        APPLY.format(
+            workdir=WORKDIR,
+            patch=f"{EVAL_DIR}/patch.diff",
+            eval=f"{EVAL_DIR}/eval.sh",
+            log=f"{EVAL_DIR}/out/test_output.txt",
+        ),
+        encoding="utf-8",
+    )
+    (eval_dir / "out").chmod(0o777)
+    out = scratch / "out"
+    exit_code, output = run_as_verifier(
+        provider,
+        engine,
+        spec.image,
+        spec,
+        ["bash", f"{EVAL_DIR}/run.sh"],
+        env={},
+        limits=limits,
+        timeout=timeout,
+        put={EVAL_DIR: eval_dir},
+        take={f"{EVAL_DIR}/out": out},
+    )
+    log = out / "test_output.txt"
+    apply_text = output.decode("utf-8", "replace")
+    if exit_code is None:
+        return _not_graded(f"the tests did not end within {timeout:g} s\n{apply_text}")
+    if not log.is_file():
+        return _not_graded(f"the agent's diff does not apply:\n{apply_text}")
+    prediction = {
+        "instance_id": instance["instance_id"],
+        "model_name_or_path": "agentbench",
+        "model_patch": patch.decode("utf-8", "replace"),
+    }
+    report = grading.get_eval_report(test_spec, prediction, str(log), True)
+    verdict = report[instance["instance_id"]]
+    text = log.read_text(encoding="utf-8", errors="replace")
     resolved = bool(verdict.get("resolved"))
     shown = f"{_summary(verdict)}\n{apply_text}{LOG_MARKER}\n"
     return Grade(
@@ -137,15 +154,15 @@ def _agent_diff(sandbox: DockerSandbox, spec: Any, base: str, scratch: Path) -> 
     snapshot of its finished container (never by git on this machine, in a tree the agent
     controlled); None when git failed there."""
     provider = sandbox.provider
-    snapshot = sandbox.container.commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
     empty = scratch / "diff-in"
     empty.mkdir(mode=0o777)
     empty.chmod(0o777)
     taken = scratch / "diff"
-    try:
+    with snapshot_of(sandbox) as snapshot:
         exit_code, _ = run_as_verifier(
             provider,
-            snapshot.id,
+            sandbox.engine_of,
+            snapshot,
             spec,
             ["bash", "-c", DIFF.format(workdir=WORKDIR, base=base, out=f"{DIFF_DIR}/model.patch")],
             env={},
@@ -154,9 +171,6 @@ def _agent_diff(sandbox: DockerSandbox, spec: Any, base: str, scratch: Path) -> 
             put={DIFF_DIR: empty},
             take={DIFF_DIR: taken},
         )
-    finally:
-        with contextlib.suppress(Exception):
-            provider.client.images.remove(snapshot.id, force=True)
     patch = taken / "model.patch"
     return patch.read_bytes() if exit_code == 0 and patch.is_file() else None
 

@@ -45,8 +45,10 @@ from pytest_agentbench.sandbox.docker import (
     DockerSandbox,
     _replace_from_tar,
     _tar_dirs,
+    engine_errors,
     trial_host_config,
 )
+from pytest_agentbench.sandbox.engines import Engine
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.settings import SandboxLimits
 from pytest_agentbench.tasks.model import (
@@ -103,54 +105,86 @@ class BuiltImage:
         return DirTree(self.tree_root, skip=lambda entry: entry.is_symlink())
 
 
-_BUILT: dict[str, BuiltImage | TaskError] = {}  # per process: content hash -> image or error
-_BUILDING: dict[str, threading.Lock] = {}  # per content hash: held while its image is prepared
+# Per process. An image is prepared on each engine once per content (built there, or found
+# there), each under its own lock: concurrent trials of one content on one engine wait for the
+# one build, while other contents and other engines build meanwhile. The host copy of the
+# working directory is made once per content, from the first engine that has the image.
+_BUILT: dict[tuple[str, str], BuiltImage | TaskError] = {}  # (engine, content hash) -> image
+_COPIES: dict[str, tuple[Path, str, str]] = {}  # content hash -> workdir copy, passwd, group
+_BUILDING: dict[tuple[str, str] | str, threading.Lock] = {}  # held while that is prepared
 _BUILDING_LOCK = threading.Lock()  # guards _BUILDING
 
 
-def built_image(spec: ContainerSpec, client: Any = None) -> BuiltImage:
-    """The task's image, built from its Dockerfile unless an image of that content exists
-    (so once per content, across runs), its working directory copied out once per process; a
-    build that failed is not tried again by the same process (each repeat errors alike).
-    Concurrent trials of one content wait for the one build; other contents build meanwhile."""
+def _lock(key: tuple[str, str] | str) -> threading.Lock:
     with _BUILDING_LOCK:
-        building = _BUILDING.setdefault(spec.context_hash, threading.Lock())
-    with building:
-        found = _BUILT.get(spec.context_hash)
+        return _BUILDING.setdefault(key, threading.Lock())
+
+
+def built_image(spec: ContainerSpec, engine: Engine | None = None) -> BuiltImage:
+    """The task's image on engine (DOCKER_HOST's when None), built from its Dockerfile unless
+    an image of that content is there (so once per content and engine, across runs), or an
+    instance's image required there; a build that failed is not tried again on that engine by
+    the same process (each repeat errors alike). An engine that does not answer raises what
+    the Docker SDK raises, for the caller's engine_errors; nothing of it is kept."""
+    engine = engine or _default_engine()
+    key = (engine.spec.name, spec.context_hash)
+    with _lock(key):
+        found = _BUILT.get(key)
         if found is None:
             try:
-                found = _prepare(spec, client)
+                found = _prepare(spec, engine)
             except TaskError as exc:
                 found = exc
-            _BUILT[spec.context_hash] = found
+            _BUILT[key] = found
     if isinstance(found, TaskError):
         raise found
     return found
 
 
-read_image_trees_with(lambda spec: built_image(spec).tree)
+def read_tree(spec: ContainerSpec) -> DirTree:
+    """A container task's input tree: the host copy of its image's working directory, from
+    whichever engine made it first, else made now on the reading engine."""
+    made = [b for (_, h), b in list(_BUILT.items()) if h == spec.context_hash]
+    copied = next((b for b in made if isinstance(b, BuiltImage)), None)
+    return (copied or built_image(spec, _READER[0] if _READER else None)).tree
 
 
-def _prepare(spec: ContainerSpec, client: Any) -> BuiltImage:
-    if client is None:
-        from pytest_agentbench.sandbox.docker import connect
+_READER: list[Engine] = []  # the engine input trees are read from: the run's first
+_DEFAULT: list[Engine] = []  # DOCKER_HOST's engine, connected when first needed
 
-        client = connect()
+
+def _default_engine() -> Engine:
+    if not _DEFAULT:
+        from pytest_agentbench.sandbox.docker import single_engine
+
+        _DEFAULT.append(single_engine())
+    return _DEFAULT[0]
+
+
+read_image_trees_with(read_tree)
+
+
+def _prepare(spec: ContainerSpec, engine: Engine) -> BuiltImage:
+    client = engine.client
+    on = f"the Docker engine {engine.spec.name}"
     dockerfile = spec.context / "Dockerfile"
     tag = spec.image or f"{IMAGE_REPOSITORY}:env-{spec.context_hash[:24]}"
     config = _image_config(client, tag)
     if config is None:
+        context = engine.spec.context
+        there = f"--context {context}" if context else f"-H {engine.spec.name}"
+        load = f"`docker save {tag} | docker {there} load` it from another engine"
         if spec.instance is not None:
             raise TaskError(
-                f"{spec.origin}: the instance's image {tag!r} is not on the Docker engine; pull "
-                "or build it first (swebench's prepare_images), give the line an `image` field, "
-                "or name your registry's images with --swebench-images (no registry is asked "
-                "during a run)"
+                f"{spec.origin}: the instance's image {tag!r} is not on {on}; pull or build it "
+                f"there first (swebench's prepare_images), {load}, give the line an `image` "
+                "field, or name your registry's images with --swebench-images (no registry is "
+                "asked during a run)"
             )
         if spec.image is not None:
             raise TaskError(
-                f"{spec.context.parent / 'task.toml'}: docker_image {tag!r} is not on the Docker "
-                "engine; pull or build it first (no registry is asked during a run)"
+                f"{spec.context.parent / 'task.toml'}: docker_image {tag!r} is not on {on}; "
+                f"pull or build it there first, or {load} (no registry is asked during a run)"
             )
         _build(client, spec, tag, dockerfile)
         config = _image_config(client, tag) or {}
@@ -161,7 +195,10 @@ def _prepare(spec: ContainerSpec, client: Any) -> BuiltImage:
             f"{where}: the image {tag} has no working directory; the task's workspace is the "
             "image's WORKDIR (add `WORKDIR /app` to the Dockerfile)"
         )
-    tree_root, passwd, group = _copy_out(client, tag, workdir)
+    with _lock(spec.context_hash):
+        if spec.context_hash not in _COPIES:
+            _COPIES[spec.context_hash] = _copy_out(client, tag, workdir)
+        tree_root, passwd, group = _COPIES[spec.context_hash]
     return BuiltImage(tag, workdir, config.get("User") or "", tree_root, passwd, group)
 
 
@@ -206,7 +243,7 @@ def _build(client: Any, spec: ContainerSpec, tag: str, dockerfile: Path) -> None
         ) from None
     except docker.errors.APIError as exc:
         raise TaskError(f"{dockerfile}: the Docker engine refused the build: {exc}") from None
-    except requests.exceptions.RequestException:
+    except requests.exceptions.ReadTimeout:  # no answer at all is the engine's, not the task's
         raise TaskError(
             f"{dockerfile}: the image did not build within build_timeout_sec = "
             f"{spec.build_timeout:g} s (raise it in task.toml)"
@@ -277,14 +314,20 @@ class ImageSandbox(DockerSandbox):
         container: Any,
         built: BuiltImage,
         agent_ids: tuple[int, int],
+        engine: Engine | None = None,
+        placed: str | None = None,
     ) -> None:
-        super().__init__(provider, root, container, inner_workspace=built.workdir)
+        super().__init__(provider, root, container, built.workdir, engine, placed)
         self.agent_ids = agent_ids
         self.too_large = 0  # bytes of the last round's trees when they were not copied out
 
     def _hand_over(self) -> None:
-        self.script.chmod(0o644)  # bind-mounted read-only; whoever the agent is reads it
+        """The agent's home, owned by the agent; the round script root's and readable by
+        whoever the agent is (bind-mounted read-only, or copied in by an engine elsewhere)."""
+        self.script.chmod(0o644)
         self.put({INNER_HOME: self.home})
+        if not self.provider.bind_mounts:
+            self.container.put_archive("/", _tar_dirs({ROUND_SCRIPT: self.script}, 0, 0))
 
     def _take_back(self) -> None:
         """The host copies become what the round left; a workspace or home the agent removed,
@@ -315,55 +358,62 @@ class ImageSandbox(DockerSandbox):
 
 
 def create_sandbox(provider: DockerProvider, task: Task, trial_id: str) -> DockerSandbox:
-    """A trial's sandbox on the task's own image, run as its agent user, with the task's cpus,
-    memory and internet access; the host keeps a copy of the working directory."""
+    """A trial's sandbox on the task's own image, on the engine the pool places it on (built
+    or found there), run as its agent user, with the task's cpus, memory and internet access;
+    the host keeps a copy of the working directory."""
     spec = task.container
     assert spec is not None
-    if not provider.bind_mounts:
-        raise TaskError(
-            f"{task.source}: a Harbor task needs a Docker engine on this machine (the agent's "
-            "round script and CLI are mounted from here); unset DOCKER_HOST or point it at a "
-            "local engine"
-        )
-    if len(provider.engines) > 1:
-        raise TaskError(
-            f"{task.source}: a Harbor task runs on one Docker engine, not a pool; run Harbor "
-            "tasks with a single --docker-host"
-        )
-    built = built_image(spec, provider.client)
-    agent_ids = built.ids(spec.agent_user, where_set(spec, spec.agent_user, "agent"))
-    root = make_trial_root(trial_id)
+    engine, placed = provider.place(trial_id)
+    root = None
     try:
+        with engine_errors("preparing the task's image", provider.lost(engine)):
+            built = built_image(spec, engine)
+        agent_ids = built.ids(spec.agent_user, where_set(spec, spec.agent_user, "agent"))
+        root = make_trial_root(trial_id)
         fdtree.copy_tree(str(built.tree_root), str(root / "workspace"))
         (root / "home").mkdir()
         (root / ROUND_SCRIPT_NAME).touch()
         volumes, tmpfs = provider.shared_mounts()
-        volumes[str(root / ROUND_SCRIPT_NAME)] = {"bind": ROUND_SCRIPT, "mode": "ro"}
-        api = provider.client.api
-        host_config = trial_host_config(
-            api,
-            task_limits(provider, spec),
-            volumes,
-            tmpfs={**tmpfs, LOGS_DIR: "size=64m,mode=1777"},
-        )
-        created = api.create_container(
-            built.tag,
-            ["/bin/sh", ROUND_SCRIPT],
-            user=spec.agent_user or built.user or "0",
-            working_dir=built.workdir,
-            labels={LABEL_OWNER: provider.owner, LABEL_RUN: provider.run_id, LABEL_TRIAL: trial_id},
-            host_config=host_config,
-        )
-        container = provider.track(created)
+        if provider.bind_mounts:
+            volumes[str(root / ROUND_SCRIPT_NAME)] = {"bind": ROUND_SCRIPT, "mode": "ro"}
+        api = engine.client.api
+        with engine_errors("creating the trial's container", provider.lost(engine)):
+            host_config = trial_host_config(
+                api,
+                task_limits(provider, spec),
+                volumes,
+                tmpfs={**tmpfs, LOGS_DIR: "size=64m,mode=1777"},
+            )
+            created = api.create_container(
+                built.tag,
+                ["/bin/sh", ROUND_SCRIPT],
+                user=spec.agent_user or built.user or "0",
+                working_dir=built.workdir,
+                labels={
+                    LABEL_OWNER: provider.owner,
+                    LABEL_RUN: provider.run_id,
+                    LABEL_TRIAL: trial_id,
+                },
+                host_config=host_config,
+            )
+        container = provider.track(created, engine.client)
     except BaseException:
-        shutil.rmtree(root, ignore_errors=True)
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+        if placed is not None:
+            provider.release(placed)
         raise
-    return ImageSandbox(provider, root, container, built, agent_ids)
+    return ImageSandbox(provider, root, container, built, agent_ids, engine, placed)
 
 
 class TaskImageProvider(DockerProvider):
     """The Docker provider of a run: plain tasks in the run's image, as DockerProvider runs
-    them, and a task that brings its own image (Harbor) in a container of that image."""
+    them, and a task that brings its own image (Harbor, SWE-bench) in a container of that
+    image on the engine the trial is placed on."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _READER[:] = [self.engines[0]]  # input trees read before any trial: the first engine
 
     def create(self, task: Task, trial_id: str) -> Sandbox:
         if task.container is not None:
@@ -391,6 +441,7 @@ def task_limits(provider: DockerProvider, spec: ContainerSpec) -> Any:
 
 def run_as_verifier(
     provider: DockerProvider,
+    engine: Engine,
     image: str,
     spec: ContainerSpec,
     argv: Sequence[str],
@@ -402,15 +453,16 @@ def run_as_verifier(
     take: Mapping[str, Path],
 ) -> tuple[int | None, bytes]:
     """(exit code, None when it was killed at timeout; its output) of argv run once in a fresh
-    container of image (the task's, or a snapshot of a trial's), as Harbor runs its tests: as
+    container of image (the task's, or a snapshot of a trial's) on engine (the one the trial
+    ran on: a snapshot is there, and the task's image), as Harbor runs its tests: as
     the verifier's user, from the working directory. The host trees of put are copied in first,
     owned by that user; once it has stopped, each container path of take that exists is copied
     out to its host path. The container carries its owner's labels and is removed."""
     import docker.errors
     import requests
 
-    api = provider.client.api
-    built = built_image(spec, provider.client)
+    api = engine.client.api
+    built = built_image(spec, engine)
     ids = built.ids(spec.verifier_user, where_set(spec, spec.verifier_user, "verifier"))
     created = api.create_container(
         image,
@@ -421,7 +473,7 @@ def run_as_verifier(
         labels={LABEL_OWNER: provider.owner, LABEL_RUN: provider.run_id},
         host_config=trial_host_config(api, limits, {}),
     )
-    container = provider.track(created)
+    container = provider.track(created, engine.client)
     try:
         container.put_archive("/", _tar_dirs(put, *ids))
         container.start()
