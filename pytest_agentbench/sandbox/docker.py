@@ -85,6 +85,7 @@ def engine_errors(what: str, lost: Any = None) -> Iterator[None]:
     except (
         docker.errors.APIError,
         requests.exceptions.ConnectionError,
+        requests.exceptions.ChunkedEncodingError,  # a stream (a build's, logs) cut off midway
         requests.exceptions.Timeout,
     ) as error:
         if lost is not None:
