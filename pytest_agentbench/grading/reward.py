@@ -8,13 +8,15 @@ import json
 import math
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_agentbench.fs.filework import remove_later
 from pytest_agentbench.grading.grade import VERIFIER_OUTPUT_LIMIT, Grade
-from pytest_agentbench.sandbox.docker import LABEL_SNAPSHOT, DockerProvider, DockerSandbox
 from pytest_agentbench.sandbox.ownership import owned_dir
-from pytest_agentbench.sandbox.task_image import host_values, run_as_verifier, task_limits
 from pytest_agentbench.tasks.model import ContainerSpec, Task
+
+if TYPE_CHECKING:  # imported where a container grades: a run without Docker never loads it
+    from pytest_agentbench.sandbox.docker import DockerProvider, DockerSandbox
 
 TESTS_DIR = "/tests"
 REWARD_DIR = "/logs/verifier"
@@ -23,6 +25,8 @@ REWARD_FILES = ("reward.txt", "reward.json")  # read in this order, as Harbor's 
 
 def grade_in_container(sandbox: DockerSandbox, task: Task) -> Grade:
     """Run the task's tests on a snapshot of the finished container; exact when reward is 1."""
+    from pytest_agentbench.sandbox.docker import LABEL_SNAPSHOT
+
     spec = task.container
     assert spec is not None
     provider = sandbox.provider
@@ -62,6 +66,8 @@ def _run_verifier(
     """(exit code or None at the deadline, the output's tail) of bash /tests/test.sh, run as
     the verifier's user with tests/ at /tests and an empty /logs/verifier it may write; the
     reward files it leaves there are copied to logs."""
+    from pytest_agentbench.sandbox.task_image import host_values, run_as_verifier, task_limits
+
     timeout = task.verify_timeout or task.timeout
     empty = logs / "empty"
     empty.mkdir(mode=0o777)
