@@ -12,7 +12,6 @@ from pytest_agentbench.fs import fdtree, names
 from pytest_agentbench.fs.filework import remove_later
 from pytest_agentbench.grading.grade import Grade, compare_tree, list_workspace, run_verifier
 from pytest_agentbench.grading.reward import grade_in_container
-from pytest_agentbench.sandbox.docker import sandbox_of
 from pytest_agentbench.sandbox.ownership import owned_dir
 from pytest_agentbench.tasks.model import Task, TaskError
 
@@ -53,6 +52,8 @@ def grade_task(task: Task, workspace: Path) -> Grade:
 
 def _grade_in_container(task: Task, workspace: Path) -> Grade:
     """A task whose verifier runs inside its image (Harbor), on the trial's own container."""
+    from pytest_agentbench.sandbox.docker import sandbox_of  # only such a task loads Docker's
+
     sandbox = sandbox_of(workspace)
     if sandbox is None:
         raise TaskError(

@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from pytest_agentbench.fs import names
 from pytest_agentbench.grading.coverage import (
@@ -32,14 +33,10 @@ from pytest_agentbench.grading.coverage import (
     write_hook,
 )
 from pytest_agentbench.grading.reward import REWARD_DIR, TESTS_DIR
-from pytest_agentbench.sandbox.docker import DockerProvider
-from pytest_agentbench.sandbox.task_image import (
-    built_image,
-    host_values,
-    run_as_verifier,
-    task_limits,
-)
 from pytest_agentbench.tasks.model import ContainerSpec, TaskError
+
+if TYPE_CHECKING:  # loaded where a container runs the tests: a run without Docker never does
+    from pytest_agentbench.sandbox.docker import DockerProvider
 
 COVERAGE_DIR = "/opt/agentbench/coverage"  # in the container: the hook, configuration and data
 MISSING = "no-coverage"  # left in COVERAGE_DIR when the image's python3 has no coverage.py
@@ -61,6 +58,13 @@ def _run_in_image(
 ) -> Measured | str:
     import docker.errors
     import requests
+
+    from pytest_agentbench.sandbox.task_image import (
+        built_image,
+        host_values,
+        run_as_verifier,
+        task_limits,
+    )
 
     try:
         built = built_image(spec, provider.engines[0])

@@ -9,19 +9,16 @@ import math
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_agentbench.fs.filework import remove_later
 from pytest_agentbench.grading.grade import VERIFIER_OUTPUT_LIMIT, Grade
-from pytest_agentbench.sandbox.docker import (
-    LABEL_SNAPSHOT,
-    DockerProvider,
-    DockerSandbox,
-    engine_errors,
-)
-from pytest_agentbench.sandbox.engines import Engine
 from pytest_agentbench.sandbox.ownership import owned_dir
-from pytest_agentbench.sandbox.task_image import host_values, run_as_verifier, task_limits
 from pytest_agentbench.tasks.model import ContainerSpec, Task
+
+if TYPE_CHECKING:  # imported where a container grades: a run without Docker never loads it
+    from pytest_agentbench.sandbox.docker import DockerProvider, DockerSandbox
+    from pytest_agentbench.sandbox.engines import Engine
 
 TESTS_DIR = "/tests"
 REWARD_DIR = "/logs/verifier"
@@ -30,6 +27,8 @@ REWARD_FILES = ("reward.txt", "reward.json")  # read in this order, as Harbor's 
 
 def grade_in_container(sandbox: DockerSandbox, task: Task) -> Grade:
     """Run the task's tests on a snapshot of the finished container; exact when reward is 1."""
+    from pytest_agentbench.sandbox.docker import engine_errors
+
     spec = task.container
     assert spec is not None
     provider, engine = sandbox.provider, sandbox.engine_of
@@ -61,6 +60,8 @@ def snapshot_of(sandbox: DockerSandbox) -> Iterator[str]:
     """The id of an image committed from the trial's finished container, on its engine, for
     as long as the block runs. The container's labels carry over: its owner, whose death lets
     a later run reap it."""
+    from pytest_agentbench.sandbox.docker import LABEL_SNAPSHOT
+
     snapshot = sandbox.container.commit(conf={"Labels": {LABEL_SNAPSHOT: "1"}})
     try:
         yield snapshot.id
@@ -80,6 +81,8 @@ def _run_verifier(
     """(exit code or None at the deadline, the output's tail) of bash /tests/test.sh, run as
     the verifier's user with tests/ at /tests and an empty /logs/verifier it may write; the
     reward files it leaves there are copied to logs."""
+    from pytest_agentbench.sandbox.task_image import host_values, run_as_verifier, task_limits
+
     timeout = task.verify_timeout or task.timeout
     empty = logs / "empty"
     empty.mkdir(mode=0o777)

@@ -21,7 +21,6 @@ from pytest_agentbench.grading.measures import (
     with_ratios,
 )
 from pytest_agentbench.sandbox.base import SandboxProvider
-from pytest_agentbench.sandbox.docker import DockerProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.model import Task, materialize
 from pytest_agentbench.trial.artifacts import workspace_diff
@@ -71,6 +70,8 @@ def task_coverage(
         return unknown, "the task has no test_command"
     run_tests = None
     if task.container is not None:
+        from pytest_agentbench.sandbox.docker import DockerProvider  # a container task's only
+
         if not isinstance(provider, DockerProvider):
             return unknown, "the task's tests run in its image, and no Docker engine is at hand"
         run_tests = image_runner(provider, task.container)
