@@ -66,6 +66,7 @@ def test_claude_code_lists_the_user_skill_and_memory_file_apart_from_its_own(tmp
     assert found.seen == {
         "guidance": ["~/.claude/CLAUDE.md"],
         "skills": ["checker"],
+        "plugin_skills": [],
         "hooks": [],
         "plugin_hooks": [],
     }
@@ -112,8 +113,9 @@ def test_codex_lists_skills_by_name_and_no_guidance_which_the_wire_settles(tmp_p
     assert found.seen == {
         "guidance": None,
         "skills": ["twice-checker"],
+        "plugin_skills": [],
         "hooks": [],
-        "plugin_hooks": None,
+        "plugin_hooks": [],
     }
     assert "skill-creator" in found.builtin["skills"]  # codex's .system skills, apart
     core = arms_with(tmp_path, CORE)["core"]

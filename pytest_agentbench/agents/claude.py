@@ -21,6 +21,7 @@ from pytest_agentbench.agents.receipts import Discovery, plugin_hook_name
 from pytest_agentbench.meter.records import stop_cause
 
 PLUGIN_HOOK = "pluginHook"  # a hook listing entry's source when a plugin declares it
+PLUGIN_SKILL = "plugin"  # a skills dialog entry's source when a plugin holds the skill
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's own stand-in message for an API error
 # Control requests Claude Code answers in stream-json input mode before any user message, so
 # no model turn starts: what loaded (commands, agents, version), the skills, memory files and
@@ -240,7 +241,8 @@ def read_claude_discovery(answers: Sequence[Mapping[str, Any]], inner_home: str)
     """The receipt's facts from Claude Code's control responses: user-level skills and
     memory files are what an arm delivers; built-in commands and agents are recorded apart,
     as are project-level ones (the task's own files)."""
-    found = Discovery(DISCOVERY_METHOD, seen={"guidance": [], "skills": [], "hooks": []})
+    seen: dict[str, list[str] | None] = {"guidance": [], "skills": [], "plugin_skills": []}
+    found = Discovery(DISCOVERY_METHOD, seen=seen)
     replies: dict[str, Mapping[str, Any]] = {}
     for answer in answers:
         response = answer.get("response") if answer.get("type") == "control_response" else None
@@ -266,6 +268,8 @@ def read_claude_discovery(answers: Sequence[Mapping[str, Any]], inner_home: str)
         source, name = skill.get("source"), str(skill.get("name"))
         if source == USER:
             found.seen["skills"] = [*(found.seen["skills"] or []), name]
+        elif source == PLUGIN_SKILL:  # named `plugin:directory`
+            found.seen["plugin_skills"] = [*(found.seen["plugin_skills"] or []), name]
         else:
             found.other.setdefault("skills", []).append(f"{name} ({source})")
         if skill.get("state") != "on":

@@ -18,9 +18,9 @@ from pytest_agentbench.agents.cli_base import (
     toml_value,
 )
 from pytest_agentbench.agents.delivery import Places
-from pytest_agentbench.agents.plugins import CODEX_PLACE, codex_args
+from pytest_agentbench.agents.plugins import CODEX_PLACE, codex_args, codex_enabled
 from pytest_agentbench.agents.prices import Price
-from pytest_agentbench.agents.receipts import Discovery
+from pytest_agentbench.agents.receipts import Discovery, plugin_hook_name
 from pytest_agentbench.sandbox.base import SandboxProvider
 from pytest_agentbench.settings import Settings
 from pytest_agentbench.tasks.arms import Capabilities
@@ -42,6 +42,7 @@ TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 # first request on the wire shows it.
 DISCOVERY_METHOD = "codex app-server JSON-RPC: initialize, skills/list, hooks/list, plugin/list"
 CLIENT = "agentbench"
+PLUGIN_SOURCE = "plugin"  # hooks/list's source of a plugin's hook
 USER_AGENT = re.compile(rf"^{CLIENT}/(\S+)")  # initialize's userAgent: <client>/<codex version>
 
 
@@ -169,10 +170,10 @@ class CodexAgent(CliAgent):
             {"id": DISCOVERY_END, "method": "plugin/list", "params": {}},
         ]
         text = "".join(json.dumps({"jsonrpc": "2.0", **line}) + "\n" for line in lines)
-        return ["app-server", *overrides(values)], text
+        return ["app-server", *overrides(values), *codex_enabled(trial.plugins)], text
 
     def read_discovery(self, answers: Sequence[Mapping[str, Any]], trial: CliTrial) -> Discovery:
-        return read_codex_discovery(answers)
+        return read_codex_discovery(answers, trial.inner_home)
 
     def parse(self, events: Sequence[Mapping[str, Any]]) -> StreamFacts:
         """codex's events carry no HTTP status (a failed turn has only a message): without the
@@ -217,11 +218,12 @@ class CodexAgent(CliAgent):
         return facts
 
 
-def read_codex_discovery(answers: Sequence[Mapping[str, Any]]) -> Discovery:
+def read_codex_discovery(answers: Sequence[Mapping[str, Any]], inner_home: str = "~") -> Discovery:
     """The receipt's facts from codex app-server's answers: user-scope skills are what an arm
     delivers, system ones (codex's .system skills) are recorded apart, as are repository ones;
     guidance is None (not listed)."""
-    found = Discovery(DISCOVERY_METHOD, seen={"guidance": None, "skills": [], "hooks": []})
+    seen: dict[str, list[str] | None] = {"guidance": None, "skills": [], "plugin_skills": []}
+    found = Discovery(DISCOVERY_METHOD, seen=seen)
     replies: dict[str, Mapping[str, Any]] = {}
     for answer in answers:
         if "id" not in answer:
@@ -245,21 +247,43 @@ def read_codex_discovery(answers: Sequence[Mapping[str, Any]]) -> Discovery:
             found.other.setdefault("skill_errors", []).extend(errors)
         for skill in where.get("skills") or []:
             name, scope = str(skill.get("name")), skill.get("scope")
-            if scope == "user":
+            if skill.get("pluginId"):  # named `plugin:name`, in the user scope
+                found.seen["plugin_skills"] = [*(found.seen["plugin_skills"] or []), name]
+            elif scope == "user":
                 found.seen["skills"] = [*(found.seen["skills"] or []), name]
             elif scope == "system":
                 found.builtin.setdefault("skills", []).append(name)
             else:
                 found.other.setdefault("skills", []).append(f"{name} ({scope})")
+    hooks = [h for where in replies["hooks"].get("data") or [] for h in where.get("hooks") or []]
     found.seen["hooks"] = sorted(
-        json.dumps(h, sort_keys=True)
-        for where in replies["hooks"].get("data") or []
-        for h in where.get("hooks") or []
+        json.dumps(h, sort_keys=True) for h in hooks if h.get("source") != PLUGIN_SOURCE
+    )
+    found.seen["plugin_hooks"] = sorted(
+        plugin_hook_name(
+            str(h.get("pluginId")),
+            _event_name(str(h.get("eventName"))),
+            str(h.get("matcher") or ""),
+            _as_declared(str(h.get("command")), str(h.get("pluginId")), inner_home),
+        )
+        for h in hooks
+        if h.get("source") == PLUGIN_SOURCE
     )
     found.other["plugins"] = sorted(
         str(p.get("name") or p.get("id"))
         for market in replies[DISCOVERY_END].get("marketplaces") or []
         for p in market.get("plugins") or []
     )
-    found.seen["plugin_hooks"] = None  # codex lists no plugin's hooks (nor its cached plugins)
     return found
+
+
+def _as_declared(command: str, plugin: str, inner_home: str) -> str:
+    """A plugin hook's command as its hooks.json wrote it: codex lists it with
+    ${CLAUDE_PLUGIN_ROOT} already replaced by the installed plugin's directory."""
+    root = f"{inner_home.rstrip('/')}/{CODEX_PLACE.format(name=plugin.split('@', 1)[0])}"
+    return command.replace(root, "${CLAUDE_PLUGIN_ROOT}")
+
+
+def _event_name(event: str) -> str:
+    """A hook event as hooks.json names it (`SessionStart`); codex lists `sessionStart`."""
+    return event[:1].upper() + event[1:]

@@ -46,11 +46,17 @@ def install_claude(plugins: Sequence[Plugin], config_host: Path, config_inner: s
     settings_path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
 
 
-def codex_args(plugins: Sequence[Plugin]) -> list[str]:
-    """`codex exec` arguments that enable the installed plugins, and let their hooks run
-    (codex asks a person to trust a hook otherwise; the arms file is that review)."""
+def codex_enabled(plugins: Sequence[Plugin]) -> list[str]:
+    """The config override that enables the installed plugins: `codex exec` and the
+    discovery's `codex app-server` both take it (without it neither sees them)."""
     if not plugins:
         return []
     enabled = ",".join(f"{json.dumps(plugin_id(p))}={{enabled=true}}" for p in plugins)
+    return ["-c", f"plugins={{{enabled}}}"]
+
+
+def codex_args(plugins: Sequence[Plugin]) -> list[str]:
+    """`codex exec` arguments that enable the installed plugins, and let their hooks run
+    (codex asks a person to trust a hook otherwise; the arms file is that review)."""
     hooks = ["--dangerously-bypass-hook-trust"] if any(p.hooks for p in plugins) else []
-    return ["-c", f"plugins={{{enabled}}}", *hooks]
+    return [*codex_enabled(plugins), *hooks]

@@ -46,7 +46,8 @@ def expected(arm: Arm, places: Places, skills_by_dir: bool = False) -> dict[str,
     """The components the arm declares, kind by kind, as a CLI names them: guidance by its
     home path (`~/.claude/CLAUDE.md`), skills by their front matter name (by their directory
     name for a CLI that names them so: Claude Code); user hooks none (an arm declares hooks
-    only inside plugins); its plugins' hooks as `plugin:Event[matcher]: command`."""
+    only inside plugins); its plugins' skills as `plugin:skill` (the skill named the same
+    way) and hooks as `plugin:Event[matcher]: command`."""
     guidance = [f"~/{places.guidance}"] if arm.guidance is not None and places.guidance else []
     want = {
         "guidance": guidance,
@@ -56,6 +57,11 @@ def expected(arm: Arm, places: Places, skills_by_dir: bool = False) -> dict[str,
     if arm.plugins:
         hooks = (f"{p.name}:{hook}" for p in arm.plugins for hook in components(p)["hooks"])
         want["plugin_hooks"] = sorted(hooks)
+        want["plugin_skills"] = sorted(
+            f"{p.name}:{s.dir.rsplit('/', 1)[-1] if skills_by_dir else s.name}"
+            for p in arm.plugins
+            for s in p.skills
+        )
     return want
 
 
@@ -65,10 +71,15 @@ def plugin_hook_name(plugin: str, event: str, matcher: str, command: str) -> str
 
 
 def delivered_hashes(arm: Arm, home: Path, places: Places) -> dict[str, str | None]:
-    """sha256 of each delivered file in the private home (None: gone), by home path."""
+    """sha256 of each delivered file in the private home (None: gone), by home path: the
+    guidance, the skills' files and the plugins' trees."""
     paths = [places.guidance] if arm.guidance is not None and places.guidance else []
     if places.skills:
         paths += [f"{places.skills}/{f.rel}" for skill in arm.skills for f in skill.files]
+    if places.plugins:
+        paths += [
+            f"{places.plugins.format(name=p.name)}/{f.rel}" for p in arm.plugins for f in p.files
+        ]
     hashes: dict[str, str | None] = {}
     for rel in paths:
         try:
@@ -209,8 +220,13 @@ def check_after(
         builtin = set(receipt["builtin"].get("commands", ()))
         if reported.get("all_skills") is not None:  # the CLI's built-in ones left out
             skills = sorted(s for s in reported["all_skills"] if s not in builtin)
+            parts = receipt["components"]
+            declared = [
+                *parts["skills"]["expected"],
+                *parts.get("plugin_skills", {}).get("expected", []),
+            ]
             facts["skills"] = skills
-            facts["skills_match"] = skills == receipt["components"]["skills"]["expected"]
+            facts["skills_match"] = skills == sorted(declared)
         version = receipt["discovery"]["cli_version"]
         if reported.get("cli_version") is not None and version is not None:
             facts["cli_version_match"] = reported["cli_version"] == version
