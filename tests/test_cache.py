@@ -13,6 +13,7 @@ import pytest
 from test_baseline import MOCK, arms_file, figures, recorded, run_id
 from tiny_tasks import make_tasks
 
+from pytest_agentbench.commands.status import render, status
 from pytest_agentbench.run.cache import TRIALS_FILE, BaselineCache
 from pytest_agentbench.run.store import read_observations
 
@@ -68,6 +69,14 @@ def test_a_second_study_reuses_every_cached_vanilla_trial(
     assert block["vanilla_reused"] == {"trials": 6, "scored": 6, "runs": [str(one_dir.resolve())]}
     assert [pair["vanilla_reused"] for pair in block["paired"]] == [6]
     assert len(read_observations(entry / TRIALS_FILE)[0]) == 6  # nothing published twice
+    # `agentbench status` of the second study: per arm, the reused baselines and their run.
+    doc = status(two_dir)
+    assert doc["baselines"] == {"trials": 6, "runs": [str(one_dir.resolve())]}
+    assert doc["arms"]["vanilla"]["reused"] == 6 and doc["arms"]["terse"]["reused"] == 0
+    text = render(doc)
+    assert f"baselines reused from other studies: 6 trials (from {one_dir.resolve()})" in text
+    assert not any(line.startswith("reused from the run resumed") for line in text)
+    assert any(line.startswith("  vanilla: 6 done") and "6 reused" in line for line in text)
 
 
 def test_a_changed_task_runs_again_and_its_new_version_is_cached_too(

@@ -92,14 +92,16 @@ def _spend(scored: list[Observation]) -> dict[str, Any]:
 def _groups(
     observations: list[Observation], key: Callable[[Observation], str | None]
 ) -> dict[str, dict[str, Any]]:
-    """Per arm (or per task): its trials recorded, by status, and its first exact so far."""
+    """Per arm (or per task): its trials recorded, by status, how many of them were reused
+    (from the run resumed or another study's cache), and its first exact so far."""
     groups: dict[str, dict[str, Any]] = {}
     for observation in observations:
         group = groups.setdefault(
-            str(key(observation)), {"recorded": {}, "first_exact": 0, "scored": 0}
+            str(key(observation)), {"recorded": {}, "first_exact": 0, "scored": 0, "reused": 0}
         )
         status = observation.get("status", "?")
         group["recorded"][status] = group["recorded"].get(status, 0) + 1
+        group["reused"] += bool(observation.get("reused") or observation.get("reused_from"))
         if status == "scored" and not observation.get("no_solution"):
             group["scored"] += 1
             group["first_exact"] += bool(observation.get("first_exact"))
@@ -186,6 +188,7 @@ def status(run_dir: Path, now: float | None = None) -> dict[str, Any]:
         },
         "spend": _spend(scored),
         "reused": sum(1 for line in ended if line.get("reused")),
+        "baselines": _baselines(record.observations),
         "arms": _groups(record.observations, lambda o: o.get("arm"))
         if any(o.get("arm") for o in record.observations)
         else None,
@@ -212,10 +215,19 @@ def _duration(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
+def _baselines(observations: list[Observation]) -> dict[str, Any]:
+    """The trials reused from other studies (--agentbench-cache), and the runs they ran in."""
+    reused = [o["reused_from"] for o in observations if o.get("reused_from")]
+    return {"trials": len(reused), "runs": sorted(set(reused))}
+
+
 def _group_line(name: str, group: dict[str, Any]) -> str:
     done = sum(n for status, n in group["recorded"].items() if status not in NOT_STARTED)
     others = ", ".join(
-        f"{n} {status}" for status, n in sorted(group["recorded"].items()) if status != "scored"
+        [
+            *(f"{n} {s}" for s, n in sorted(group["recorded"].items()) if s != "scored"),
+            *([f"{group['reused']} reused"] if group["reused"] else []),
+        ]
     )
     return f"  {name}: {done} done, first exact {group['first_exact']}/{group['scored']} scored" + (
         f" ({others})" if others else ""
@@ -251,8 +263,15 @@ def render(doc: dict[str, Any], tasks: bool = False) -> list[str]:
         f"{tokens} tokens ({spend['tokens_unknown']} without tokens)",
     ]
     lines += pool_lines(doc.get("engines"))
-    if doc["reused"]:
-        lines.append(f"reused from the run resumed: {plural(doc['reused'], 'trial')}")
+    baselines = doc["baselines"]
+    resumed = doc["reused"] - baselines["trials"]  # a cached trial is reused as well
+    if resumed > 0:
+        lines.append(f"reused from the run resumed: {plural(resumed, 'trial')}")
+    if baselines["trials"]:
+        lines.append(
+            f"baselines reused from other studies: {plural(baselines['trials'], 'trial')} "
+            f"(from {', '.join(baselines['runs'])})"
+        )
     if doc["arms"]:
         lines.append("arms:")
         lines += [_group_line(name, group) for name, group in doc["arms"].items()]
