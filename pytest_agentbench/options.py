@@ -438,7 +438,7 @@ def _add_run_options(parser: pytest.Parser, group: Any) -> None:
         "--agentbench-max-consecutive-failures",
         "max_consecutive_failures",
         "start no new trial after K trials in a row ended in an infrastructure failure or a "
-        "failed model call that changed nothing (default 5)",
+        "failed model call that changed nothing (default 3)",
     )
     _add(
         parser,
@@ -727,7 +727,7 @@ def settings_from_config(config: pytest.Config) -> Settings | None:
         retry_infra=parse_int("--agentbench-retry-infra", _value(config, "retry_infra", 2), 0),
         max_consecutive_failures=parse_int(
             "--agentbench-max-consecutive-failures",
-            _value(config, "max_consecutive_failures", 5),
+            _value(config, "max_consecutive_failures", 3),
             1,
         ),
         concurrency=parse_concurrency(config),

@@ -116,7 +116,7 @@ class Settings:
     budget_usd: float | None = None
     budget_tokens: int | None = None
     retry_infra: int = 2  # fresh attempts after an infrastructure failure
-    max_consecutive_failures: int = 5  # the circuit breaker (breaker.py)
+    max_consecutive_failures: int = 3  # the circuit breaker (breaker.py), PluginBench's K
     concurrency: int = 1  # trials in flight at once per pytest process (run/ahead.py)
     # The metering proxy (docs/metering.md): auto | on | off; faults change what is measured.
     meter: str = "auto"
