@@ -22,7 +22,7 @@ import pytest
 from tiny_tasks import make_tasks
 
 from pytest_agentbench.sandbox.bwrap import bwrap_works
-from pytest_agentbench.testing.clis import PINS
+from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
 
 # trio (selenium's) registers a hypothesis plugin whose import warns that hypothesis may lose
 # its PRNG; the hypothesis pytest plugin imports hypothesis late, in the terminal summary, so
@@ -164,6 +164,15 @@ def skip_unless_sandbox(kind: str) -> None:
     why = checks[kind]()
     if why:
         pytest.skip(why)
+
+
+def cli_under_bwrap(name: str) -> str:
+    """The agent CLI name, once it and bubblewrap are found; else skip (in CI: fail) saying
+    which is missing."""
+    if find_cli(name) is None:
+        pytest.skip(missing_reason(name))
+    skip_unless_sandbox("bwrap")
+    return name
 
 
 def our_containers(trial_prefix: str = "") -> set[str]:

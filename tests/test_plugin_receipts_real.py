@@ -11,22 +11,16 @@ import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from test_arm_plugins_real import plugin_arms
-from test_treatment_receipts_real import AGENTS, KEY_ENV
+from test_treatment_receipts_real import run
 
-from pytest_agentbench.agents.base import TrialContext
 from pytest_agentbench.agents.plugins import CLAUDE_PLACE, CODEX_PLACE
-from pytest_agentbench.sandbox import make_provider
 from pytest_agentbench.sandbox.base import InfrastructureError
-from pytest_agentbench.settings import Settings
-from pytest_agentbench.tasks.arms import Arm
-from pytest_agentbench.tasks.directory import load_directory_task
-from pytest_agentbench.testing.clis import find_cli, missing_reason
 
-from conftest import skip_unless_sandbox, write_task
+from conftest import cli_under_bwrap
 
 if TYPE_CHECKING:
     from pytest_agentbench.testing.pytest_plugin import ServerFactory
@@ -40,42 +34,7 @@ ANSWER = {"turns": [{"message": "Nothing to change."}]}
 
 @pytest.fixture(params=["claude", "codex"])
 def cli(request: pytest.FixtureRequest) -> str:
-    name = str(request.param)
-    if find_cli(name) is None:
-        pytest.skip(missing_reason(name))
-    skip_unless_sandbox("bwrap")
-    return name
-
-
-def run(
-    cli: str,
-    arm: Arm,
-    tmp_path: Path,
-    base_url: str,
-    monkeypatch: pytest.MonkeyPatch,
-    tamper: Callable[[Path], None] | None = None,
-) -> dict[str, Any] | None:
-    """One trial round of cli in arm under bwrap; its receipt. `tamper` is given the installed
-    plugin's directory in the trial's home once the trial has started, before discovery."""
-    monkeypatch.setenv(KEY_ENV, f"sk-scripted-{uuid.uuid4().hex}")
-    write_task(tmp_path / "tasks", "notes", {"notes.txt": "hi\n"}, {"notes.txt": "hi\n"})
-    task = load_directory_task(tmp_path / "tasks" / "notes")
-    opts = {"bin": str(find_cli(cli)), "base_url": base_url, "api_key_env": KEY_ENV}
-    opts["retries"] = "0"
-    settings = Settings(agent=cli, sandbox="bwrap", model="scripted-model", agent_opts=opts)
-    provider = make_provider(settings)
-    agent = AGENTS[cli](settings)
-    agent.use_sandbox(provider)
-    with provider.create(task, f"notes-{arm.name}") as sandbox:
-        session = agent.start(TrialContext(task, 0, 0, sandbox, 0, settings, arm))
-        if tamper is not None:
-            tamper(sandbox.home / PLACE[cli].format(name="flow"))
-        try:
-            result = session.run_round(task.prompt, 0, 90)
-            assert result.exit_code == 0, result.stderr_tail
-        finally:
-            session.close()
-        return session.receipt
+    return cli_under_bwrap(str(request.param))
 
 
 def test_the_receipt_lists_exactly_the_plugins_skill_and_hook(
@@ -107,6 +66,11 @@ def test_the_receipt_lists_exactly_the_plugins_skill_and_hook(
         assert receipt["after"]["skills_match"] is True
 
 
+def in_plugin(cli: str, tamper: Callable[[Path], None]) -> Callable[[Path], None]:
+    """tamper, given the installed plugin's directory in the trial's home."""
+    return lambda home: tamper(home / PLACE[cli].format(name="flow"))
+
+
 def hide_the_skill(plugin: Path) -> None:
     shutil.rmtree(plugin / "skills" / "tidy")
 
@@ -133,7 +97,7 @@ def test_a_hidden_or_planted_plugin_skill_stops_the_trial_before_any_request(
     server = agentbench_model_server(ANSWER)
     base = server.base_url if cli == "claude" else server.openai_base_url
     with pytest.raises(InfrastructureError) as caught:
-        run(cli, flow, tmp_path, base, monkeypatch, tamper)
+        run(cli, flow, tmp_path, base, monkeypatch, tamper=in_plugin(cli, tamper))
     assert caught.value.cause == "treatment_mismatch"
     assert f"plugin_skills: {problem}" in str(caught.value)
     assert server.requests == []

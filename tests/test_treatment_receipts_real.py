@@ -11,6 +11,7 @@ pinned CLI or bwrap is not installed.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from pytest_agentbench.tasks.arms import Arm, load_arms
 from pytest_agentbench.tasks.directory import load_directory_task
 from pytest_agentbench.testing.clis import PINS, find_cli, missing_reason
 
-from conftest import skip_unless_sandbox, write_task
+from conftest import cli_under_bwrap, skip_unless_sandbox, write_task
 
 if TYPE_CHECKING:
     from pytest_agentbench.testing.pytest_plugin import ServerFactory
@@ -49,11 +50,7 @@ SKILL = {"claude": "checker", "codex": "twice-checker"}
 
 @pytest.fixture(params=["claude", "codex"])
 def cli(request: pytest.FixtureRequest) -> str:
-    name = str(request.param)
-    if find_cli(name) is None:
-        pytest.skip(missing_reason(name))
-    skip_unless_sandbox("bwrap")
-    return name
+    return cli_under_bwrap(str(request.param))
 
 
 @pytest.fixture
@@ -78,9 +75,11 @@ def run(
     server_base: str,
     monkeypatch: pytest.MonkeyPatch,
     plant: str | None = None,
+    tamper: Callable[[Path], None] | None = None,
 ) -> dict[str, Any] | None:
     """One metered trial round of cli in arm under bwrap; its receipt. `plant` names a skill
-    put into the home's skills folder besides the arm's."""
+    put into the home's skills folder besides the arm's; `tamper` is given the trial's home
+    once the trial has started, before discovery."""
     monkeypatch.setenv(KEY_ENV, f"sk-scripted-{uuid.uuid4().hex}")
     write_task(tmp_path / "tasks", "notes", {"notes.txt": "hello\n"}, {"notes.txt": "bye\n"})
     task = load_directory_task(tmp_path / "tasks" / "notes")
@@ -99,6 +98,8 @@ def run(
             (folder / "SKILL.md").write_text(
                 f"---\nname: {plant}\ndescription: Use when planted.\n---\n"
             )
+        if tamper is not None:
+            tamper(sandbox.home)
         try:
             result = session.run_round(task.prompt, 0, 90)
             assert result.exit_code == 0, result.stderr_tail
