@@ -264,9 +264,8 @@ def render(doc: dict[str, Any], tasks: bool = False) -> list[str]:
     ]
     lines += pool_lines(doc.get("engines"))
     baselines = doc["baselines"]
-    resumed = doc["reused"] - baselines["trials"]  # a cached trial is reused as well
-    if resumed > 0:
-        lines.append(f"reused from the run resumed: {plural(resumed, 'trial')}")
+    if doc["reused"]:  # from the run resumed, a baseline or the cache, this session
+        lines.append(f"reused instead of run: {plural(doc['reused'], 'trial')}")
     if baselines["trials"]:
         lines.append(
             f"baselines reused from other studies: {plural(baselines['trials'], 'trial')} "
