@@ -15,10 +15,15 @@ Sizes: repeats 1, 3 and 10 of the ten tasks, all trials in flight at once: the p
 with ``-n N`` (N workers, one trial each); N = 10, 30, 100. One in flight: ``--jobs 1`` against
 no ``-n`` and concurrency 1, ten trials. The sides take turns going first, run by run.
 
+A fourth side, the pytest floor (``benchmarks.pytest_floor``), runs the same trials as the least
+any pytest plugin could: items whose trials start on a pool of threads when collection ends,
+and nothing else. Its wall time against ours says what of ours is pytest's own; against the
+peer's, whether any pytest plugin could meet the peer's wall time at all.
+
 Figures per run: whole-process wall time, and the peak memory of the whole process tree (the
 harness and every child: agents, verifiers, xdist workers), which the kernel keeps for a memory
-cgroup the run starts in (``benchmarks.procs.tree_cgroup``). After every run both records are
-read back and must hold the planned trials, task by task, none passing: otherwise the
+cgroup the run starts in (``benchmarks.procs.tree_cgroup``). After every run every side's record
+is read back and must hold the planned trials, task by task, none passing: otherwise the
 benchmark stops and reports no ratio.
 
     python -m benchmarks --only concurrency            # --quick: 10 and 30 in flight, once each
@@ -27,11 +32,22 @@ benchmark stops and reports no ratio.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchmarks.core import Benchmark, Context, Target, check, stats
-from benchmarks.peer import PEER, Peer, Plan, Tally, equal_work, find_peer, run_ours, run_peer
+from benchmarks.peer import (
+    PEER,
+    Peer,
+    Plan,
+    Tally,
+    equal_work,
+    find_peer,
+    run_floor,
+    run_ours,
+    run_peer,
+)
 from benchmarks.procs import Run, pytest_dir
 
 SLEEP_S = 4
@@ -41,28 +57,40 @@ case "$1" in --version) echo "sleep-agent 1"; exit 0;; esac
 exec sleep {SLEEP_S}
 """
 REPEATS = {"full": (1, 3, 10), "quick": (1, 3)}  # of each task, all in flight at once
-SIDES = ("peer", "threads", "processes")
+SIDES = ("peer", "threads", "processes", "floor")
 MEMORY_BOUND = 1.5  # our tree's peak may be at most this many times the peer's
+FLOOR_BOUND = 0.95  # the pytest floor's wall time is at least this share of ours
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where each side runs: this plugin and the peer in one directory, the pytest floor in
+    another, whose file of trials is all it collects."""
+
+    ours: Path
+    floor: Path
 
 
 def side_run(
-    side: str, where: Path, peer: Peer, agent: Path, in_flight: int, repeats: int, place: Path
+    side: str, where: Places, peer: Peer, agent: Path, in_flight: int, repeats: int, place: Path
 ) -> tuple[Run, Tally]:
     """One run of one side with ``in_flight`` trials at a time, its tree's memory measured."""
     if side == "peer":
         args = ["--agent", "opencode", f"--agent-opt=bin={agent}", "--yes"]
-        return run_peer(where, peer, args, in_flight, repeats, place, tree=True)
+        return run_peer(where.ours, peer, args, in_flight, repeats, place, tree=True)
+    if side == "floor":
+        return run_floor(where.floor, peer, agent, in_flight, repeats, place, tree=True)
     ours = ["--agent=command", f"--agent-cmd={agent}"]
     if side == "threads":
         ours.append(f"--agentbench-concurrency={in_flight}")
     else:
         ours += ["-n", str(in_flight)]
-    return run_ours(where, peer, ours, repeats, place, tree=True)
+    return run_ours(where.ours, peer, ours, repeats, place, tree=True)
 
 
 def measure(
     ctx: Context,
-    where: Path,
+    where: Places,
     peer: Peer,
     agent: Path,
     sides: Sequence[str],
@@ -136,14 +164,21 @@ FIGURES: dict[str, tuple[str, Callable[[list[Run]], list[float]], str, Target, s
 
 
 def compare(
-    name: str, figure: str, runs: dict[str, list[Run]], jobs: int, peer: Peer, trials: int
+    name: str,
+    figure: str,
+    runs: dict[str, list[Run]],
+    jobs: int,
+    peer: Peer,
+    trials: int,
+    subject: str = "threads",
 ) -> dict[str, Any]:
-    """One figure of our threads against the peer; every side's figures ride along."""
+    """One figure of a side (our threads unless said) against the peer; every side's figures
+    ride along."""
     unit, of, way, target, note = FIGURES[figure]
     return check(
         f"{name}, {figure}",
         unit=unit,
-        value=of(runs["threads"]),
+        value=of(runs[subject]),
         floor=of(runs["peer"]),
         paired=True,
         ratio=way,
@@ -156,9 +191,26 @@ def compare(
     )
 
 
+def against_floor(name: str, runs: dict[str, list[Run]], trials: int) -> dict[str, Any]:
+    """Our threads' wall time against the pytest floor's on the same trials: what the plugin
+    adds to pytest itself."""
+    return check(
+        f"{name}, wall time against the pytest floor",
+        unit="s",
+        value=walls(runs["threads"]),
+        floor=walls(runs["floor"]),
+        paired=True,
+        ratio="floor/value",
+        floor_is="benchmarks.pytest_floor: pytest with no plugin but the trials themselves",
+        target=Target("ratio", ">=", FLOOR_BOUND),
+        note="ratio = pytest floor wall / ours: the share of our wall time pytest alone needs",
+        trials=trials,
+    )
+
+
 def run(ctx: Context) -> list[dict]:
     peer = find_peer()
-    where = pytest_dir(ctx.scratch / "cwd")
+    where = Places(pytest_dir(ctx.scratch / "cwd"), pytest_dir(ctx.scratch / "floor-cwd"))
     agent = ctx.scratch / "sleep-agent"
     agent.write_text(AGENT_SCRIPT)
     agent.chmod(0o755)
@@ -174,9 +226,14 @@ def run(ctx: Context) -> list[dict]:
             f"--agentbench-concurrency {n}, no -n"
         )
         checks += [compare(name, figure, runs, n, peer, n) for figure in FIGURES]
-    serial = measure(ctx, where, peer, agent, ("peer", "threads"), 1, 1, ctx.runs(3, 1), "serial")
+        floor = compare(f"{name}: pytest floor", "wall time", runs, n, peer, n, "floor")
+        checks += [against_floor(name, runs, n), floor]
+    sides = ("peer", "threads", "floor")
+    serial = measure(ctx, where, peer, agent, sides, 1, 1, ctx.runs(3, 1), "serial")
     name = f"one in flight ({tasks} trials, sleep {SLEEP_S} s), --agentbench-concurrency 1, no -n"
     checks.append(compare(name, "wall time", serial, 1, peer, tasks))
+    floor = compare(f"{name}: pytest floor", "wall time", serial, 1, peer, tasks, "floor")
+    checks += [against_floor(name, serial, tasks), floor]
     return checks
 
 

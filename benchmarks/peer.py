@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.procs import Run, child_env, run_process, run_pytest
+from benchmarks.pytest_floor import TRIALS_FILE as FLOOR_TRIALS
 from pytest_agentbench.fs.wording import plural
 
 PEER = "rerun-bench"
@@ -109,7 +110,7 @@ def _read_tally(
 
 
 def our_tally(run_dir: Path) -> Tally:
-    """Read back a run of this harness from its observations.jsonl."""
+    """Read back a run of this harness (or of the pytest floor) from its observations.jsonl."""
     return _read_tally(
         run_dir / "observations.jsonl",
         ("task", "repeat"),
@@ -190,6 +191,27 @@ def run_ours(
     argv = [*args, "--sandbox=tmp", f"--repeats={repeats}"]
     argv += [f"--tasks=rerun:{peer.tasks_dir}", f"--agentbench-dir={run_dir}"]
     return run_pytest(where, *argv, tree=tree), our_tally(run_dir)
+
+
+def run_floor(
+    where: Path,
+    peer: Peer,
+    agent: Path,
+    jobs: int,
+    repeats: int,
+    place: Path,
+    *,
+    tree: bool = False,
+) -> tuple[Run, Tally]:
+    """One pytest run of the least any pytest plugin could do (``benchmarks.pytest_floor``, this
+    plugin left out) on the peer's tasks, ``jobs`` trials at a time: how it went and its tally.
+    ``where`` is a directory of its own: the floor's trials are the file collected there."""
+    (where / FLOOR_TRIALS).touch()
+    place.mkdir(parents=True, exist_ok=True)
+    argv = ["-p", "no:agentbench", "-p", "benchmarks.pytest_floor", f"--floor-agent={agent}"]
+    argv += [f"--floor-tasks={peer.tasks_dir}", f"--floor-repeats={repeats}"]
+    argv += [f"--floor-jobs={jobs}", f"--floor-record={place / 'observations.jsonl'}"]
+    return run_pytest(where, *argv, ok=(0,), tree=tree), our_tally(place)
 
 
 def run_peer(
