@@ -5,13 +5,19 @@ from that diff alone."""
 from __future__ import annotations
 
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentbench.grading.measures import is_test_path, measure_change, with_ratios
 from pytest_agentbench.tasks.model import MemoryTree
+from pytest_agentbench.trial import measuring
 from pytest_agentbench.trial.artifacts import workspace_diff
 
 from conftest import write_tree
@@ -156,3 +162,25 @@ def test_added_less_removed_is_the_change_in_line_count(
         len(lines) for lines in before.values()
     )
     assert figures["lines_added"] - figures["lines_removed"] == count  # type: ignore[operator]
+
+
+def test_a_reference_is_measured_once_however_many_trials_ask_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Trials in flight at once (--agentbench-concurrency) ask for their task's reference
+    together: the first measures it, the others wait for its figures."""
+    calls = []
+
+    def measure(task: Any, asked: tuple[str, ...], limit: int) -> dict[str, int | None]:
+        calls.append(task.source)
+        time.sleep(0.05)  # long enough that every other thread asks meanwhile
+        return {"lines_added": len(task.source)}
+
+    monkeypatch.setattr(measuring, "_measure_reference", measure)
+    monkeypatch.setattr(measuring, "_REFERENCES", {})
+    monkeypatch.setattr(measuring, "_REFERENCE_LOCKS", {})
+    tasks = [SimpleNamespace(source="t" * (1 + i % 2), fixture_hash="h") for i in range(16)]
+    with ThreadPoolExecutor(16) as pool:
+        got = list(pool.map(lambda task: measuring.reference_measures(task, ALL, 100), tasks))
+    assert sorted(calls) == ["t", "tt"]
+    assert got == [{"lines_added": len(task.source)} for task in tasks]

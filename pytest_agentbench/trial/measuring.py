@@ -27,8 +27,12 @@ from pytest_agentbench.trial.artifacts import workspace_diff
 
 Figures = dict[str, int | None]
 
-_REFERENCES: dict[tuple[str, str, tuple[str, ...], int], Figures | None] = {}
-_REFERENCES_LOCK = threading.Lock()  # trials run ahead on threads of their own
+ReferenceKey = tuple[str, str, tuple[str, ...], int]
+_REFERENCES: dict[ReferenceKey, Figures | None] = {}
+# Trials run ahead on threads of their own, many of one task at once: one lock per reference,
+# so the first measures it and the others wait for its figures instead of measuring it again.
+_REFERENCE_LOCKS: dict[ReferenceKey, threading.Lock] = {}
+_REFERENCES_LOCK = threading.Lock()  # guards the dict of locks
 
 
 def trial_measures(
@@ -92,12 +96,11 @@ def reference_measures(task: Task, asked: tuple[str, ...], change_limit: int) ->
     can be laid out here (no expected tree or solution/, a task of its own image)."""
     key = (task.source, task.fixture_hash, asked, change_limit)
     with _REFERENCES_LOCK:
-        if key in _REFERENCES:
-            return _REFERENCES[key]
-    figures = _measure_reference(task, asked, change_limit)
-    with _REFERENCES_LOCK:
-        _REFERENCES[key] = figures
-    return figures
+        lock = _REFERENCE_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        if key not in _REFERENCES:
+            _REFERENCES[key] = _measure_reference(task, asked, change_limit)
+        return _REFERENCES[key]
 
 
 def _measure_reference(task: Task, asked: tuple[str, ...], change_limit: int) -> Figures | None:
