@@ -3,13 +3,16 @@ own test command and its protected paths."""
 
 from __future__ import annotations
 
+import compileall
+import shutil
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
 
-from pytest_agentbench.tasks.directory import load_directory_task
+from pytest_agentbench.tasks.directory import find_task_dirs, load_directory_task
 from pytest_agentbench.tasks.model import TaskError, as_mapping
+from pytest_agentbench.tasks.sources import directory_suites
 
 from conftest import write_task
 
@@ -159,3 +162,53 @@ def test_cheats_never_reach_the_agent(pytester: pytest.Pytester) -> None:
         "--agent=command", "--sandbox=tmp", f"--agent-cmd={command}", f"--tasks={root}"
     )
     result.assert_outcomes(passed=1)
+
+
+def trees(task_dir: Path) -> dict[str, list[str]]:
+    task = load_directory_task(task_dir)
+    cheats = task.make_cheats() if task.make_cheats is not None else {}
+    listed = {"input": task.input_tree, "expected": task.expected_tree, **cheats}
+    listed["solution"] = task.make_solution() if task.make_solution is not None else None
+    return {name: tree.paths() for name, tree in listed.items() if tree is not None}
+
+
+def test_bytecode_caches_are_no_part_of_a_task(tmp_path: Path) -> None:
+    """Byte-compiled as pip compiles an installed wheel, with a stray .pyc besides: the
+    task's trees and its fixture hash are those of its sources."""
+    clean = write_task(
+        tmp_path / "clean",
+        "t",
+        {"pkg/a.py": "x = 1\n", "pkg/__init__.py": ""},
+        {"pkg/a.py": "x = 2\n", "pkg/__init__.py": ""},
+    )
+    compiled = shutil.copytree(clean, tmp_path / "compiled" / "t")
+    assert compileall.compile_dir(compiled, quiet=1)
+    (compiled / "workspace" / "stray.pyc").write_bytes(b"\0")
+    assert sorted(path.name for path in compiled.rglob("__pycache__")) == ["__pycache__"] * 2
+    assert (
+        trees(compiled)
+        == trees(clean)
+        == {
+            "input": ["pkg/__init__.py", "pkg/a.py"],
+            "expected": ["pkg/__init__.py", "pkg/a.py"],
+        }
+    )
+    assert load_directory_task(compiled).fixture_hash == load_directory_task(clean).fixture_hash
+
+
+def test_the_bundled_tasks_of_an_installed_wheel_are_those_of_the_checkout(
+    tmp_path: Path,
+) -> None:
+    """Every bundled directory task, byte-compiled as a wheel's install leaves it, has the
+    trees and fixture hash of the checkout's."""
+    checked = 0
+    for name, source in directory_suites().items():
+        for task_dir in find_task_dirs(source):
+            copy = shutil.copytree(task_dir, tmp_path / name / task_dir.name)
+            compileall.compile_dir(copy, quiet=1)
+            assert trees(copy) == trees(task_dir), task_dir
+            original = load_directory_task(task_dir).fixture_hash
+            assert load_directory_task(copy).fixture_hash == original, task_dir
+            checked += 1
+    assert checked >= 15
+    assert any((tmp_path / "tasks").rglob("*.pyc")), "nothing was compiled: the test proves nothing"

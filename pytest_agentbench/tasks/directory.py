@@ -30,6 +30,15 @@ KNOWN_KEYS = {
 }
 KNOWN_ENTRIES = {TASK_FILE, "workspace", "expected", "verify", "solution", "cheats", "README.md"}
 CHEATS = "cheats"
+BYTECODE_SUFFIXES = (".pyc", ".pyo")
+
+
+def bytecode_cache(entry: os.DirEntry[str]) -> bool:
+    """Python's bytecode caches are never part of a task's trees: pip compiles every .py file
+    it installs, so the bundled tasks of an installed wheel hold them beside their sources,
+    and running a task's code by hand leaves them too. Kept, they would reach the agent, be
+    demanded of it byte for byte, and change the fixture hash with the Python version."""
+    return entry.name == "__pycache__" or entry.name.endswith(BYTECODE_SUFFIXES)
 
 
 def is_task_dir(path: Path) -> bool:
@@ -158,7 +167,7 @@ def load_directory_task(task_dir: Path) -> Task:
             continue
         if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
             raise TaskError(f"{task_dir / name}: {name} must be a directory")
-        trees[name] = DirTree(task_dir / name)
+        trees[name] = DirTree(task_dir / name, skip=bytecode_cache)
         trees[name].paths()  # raises TaskError on a symlink or special file inside
     # One DirTree per tree for the whole run: its listing is walked once, not once per trial.
     input_tree: Tree = trees.get("workspace") or MemoryTree({})
@@ -277,7 +286,7 @@ def _cheat_trees(task_dir: Path, entry: os.DirEntry[str] | None) -> dict[str, Tr
                     f"{root / child.name}: cheats/ holds only directories, one tampered result "
                     "each (move the file into cheats/<name>/)"
                 )
-            tree = DirTree(Path(child.path))
+            tree = DirTree(Path(child.path), skip=bytecode_cache)
             tree.paths()  # raises TaskError on a symlink or special file inside
             cheats[child.name] = tree
     if not cheats:
