@@ -181,10 +181,13 @@ def test_bytecode_caches_are_no_part_of_a_task(tmp_path: Path) -> None:
         {"pkg/a.py": "x = 1\n", "pkg/__init__.py": ""},
         {"pkg/a.py": "x = 2\n", "pkg/__init__.py": ""},
     )
+    (clean / "workspace" / "gone").mkdir()  # a directory left empty, as the agent starts
     compiled = shutil.copytree(clean, tmp_path / "compiled" / "t")
     assert compileall.compile_dir(compiled, quiet=1)
     (compiled / "workspace" / "stray.pyc").write_bytes(b"\0")
-    assert sorted(path.name for path in compiled.rglob("__pycache__")) == ["__pycache__"] * 2
+    (compiled / "workspace" / "gone" / "__pycache__").mkdir()  # its sources were removed
+    (compiled / "workspace" / "gone" / "__pycache__" / "old.cpython-311.pyc").write_bytes(b"")
+    assert sorted(path.name for path in compiled.rglob("__pycache__")) == ["__pycache__"] * 3
     assert (
         trees(compiled)
         == trees(clean)
@@ -193,6 +196,7 @@ def test_bytecode_caches_are_no_part_of_a_task(tmp_path: Path) -> None:
             "expected": ["pkg/__init__.py", "pkg/a.py"],
         }
     )
+    assert load_directory_task(compiled).input_tree.empty_dirs() == {"gone"}
     assert load_directory_task(compiled).fixture_hash == load_directory_task(clean).fixture_hash
 
 

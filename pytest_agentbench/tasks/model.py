@@ -111,12 +111,10 @@ class DirTree:
         while stack:
             directory, prefix = stack.pop()
             with os.scandir(directory) as entries:
-                children = list(entries)
-            if not children and prefix:
+                children = [entry for entry in entries if skip is None or not skip(entry)]
+            if not children and prefix:  # holding only what is left out, it is empty here
                 empty.add(prefix[:-1])
             for entry in children:
-                if skip is not None and skip(entry):
-                    continue
                 rel = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, rel + "/"))
