@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentbench.tasks.directory import known_keys_only, read_toml
+from pytest_agentbench.tasks.directory import bytecode_cache, known_keys_only, read_toml
 from pytest_agentbench.tasks.hashing import directory_files
 from pytest_agentbench.tasks.model import DirTree, Task, TaskError
 
@@ -30,21 +30,19 @@ VERIFIER = "verify.py"
 REQUIRED_KEYS = ("id", "title", "prompt", "timeout")
 KNOWN_KEYS = frozenset({*REQUIRED_KEYS, "tags", "verify_timeout"})
 DEFAULT_VERIFY_TIMEOUT = 60
-# What rerun-bench's workspace copies leave out (rerun_bench/workspace.py).
-IGNORED_DIRS = frozenset(
-    {"__pycache__", ".pytest_cache", ".git", ".ruff_cache", ".mypy_cache", "node_modules"}
-)
-IGNORED_SUFFIXES = (".pyc", ".pyo")
+# What rerun-bench's workspace copies leave out (rerun_bench/workspace.py), beside Python's
+# bytecode caches, which no task format counts (directory.bytecode_cache).
+IGNORED_DIRS = frozenset({".pytest_cache", ".git", ".ruff_cache", ".mypy_cache", "node_modules"})
 # What the fixture hash leaves out of the task directory: caches rebuilt from the sources.
-UNHASHED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"})
+UNHASHED_DIRS = frozenset({".pytest_cache", ".ruff_cache", ".mypy_cache"})
 
 
 def _ignored(entry: os.DirEntry[str]) -> bool:
-    return entry.name in IGNORED_DIRS or entry.name.endswith(IGNORED_SUFFIXES)
+    return entry.name in IGNORED_DIRS or bytecode_cache(entry)
 
 
 def _unhashed(entry: os.DirEntry[str]) -> bool:
-    return entry.name in UNHASHED_DIRS or entry.name.endswith(IGNORED_SUFFIXES)
+    return entry.name in UNHASHED_DIRS or bytecode_cache(entry)
 
 
 def _integer(data: dict[str, Any], key: str, toml_path: Path) -> int:
